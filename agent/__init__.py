@@ -1,0 +1,1 @@
+"""The consult agent: LangGraph state machine, LLM factory, sessions and front ends."""

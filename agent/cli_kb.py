@@ -1,0 +1,194 @@
+"""``evigraph kb …``: build, inspect and update the knowledge base from the terminal."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from agent.errors import user_errors
+from graphs.builder import BuildConfig, BuildResult, build_kb
+from graphs.default_kb import build_default_kb
+from graphs.embedded_store import EmbeddedGraphStore
+from graphs.incremental import add_documents, remove_document
+from graphs.kb_layout import current_build, dir_size, read_manifest
+from graphs.settings import Settings, load_settings
+
+kb_app = typer.Typer(help="Build, inspect and update the knowledge base.", no_args_is_help=True)
+console = Console(stderr=True)
+
+KBDirOption = Annotated[
+    Path | None, typer.Option("--kb-dir", help="Knowledge-base root (default: data dir/kb).")
+]
+
+
+class BuildProgress:
+    """Rich progress bar fed by the builder's (stage, done, total) callbacks."""
+
+    def __init__(self, progress: Progress) -> None:
+        self.progress = progress
+        self.tasks: dict[str, TaskID] = {}
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        if stage not in self.tasks:
+            for task in self.tasks.values():
+                self.progress.update(task, completed=self.progress.tasks[task].total)
+            self.tasks[stage] = self.progress.add_task(stage, total=max(total, 1))
+        self.progress.update(self.tasks[stage], completed=done, total=max(total, 1))
+
+
+def progress_bar() -> Progress:
+    return Progress(
+        TextColumn("[bold]{task.description:<32}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=False,
+    )
+
+
+def ensure_default_kb(settings: Settings) -> None:
+    """Build the default KB with a progress bar when there is none yet (first `ask`/`chat`)."""
+    if (settings.kb_root / "current").exists():
+        return
+    console.print(
+        f"[yellow]No knowledge base at {settings.kb_root}: building the default one (first use only)."
+    )
+    started = time.perf_counter()
+    with progress_bar() as bar:
+        build_default_kb(settings, "core", BuildProgress(bar))
+    console.print(f"[green]Knowledge base ready in {time.perf_counter() - started:.0f} s.")
+
+
+def _parse_source(value: str) -> tuple[Path, str | None]:
+    path, _, fmt = value.partition("=")
+    return Path(path).expanduser(), (fmt or None)
+
+
+def _print_result(result: BuildResult) -> None:
+    m = result.manifest
+    console.print(f"[green]Built KB {m['kb_version']} in {m['build_seconds']} s → {result.build_dir}")
+    console.print("  " + ", ".join(f"{k} {v:,}" for k, v in m["counts"].items()))
+    if result.report.issues:
+        console.print(f"[yellow]{len(result.report.issues)} row(s) skipped:")
+        for line in result.report.summary(10):
+            console.print(f"  [yellow]{line}")
+
+
+@kb_app.command("build")
+def build(
+    kg: Annotated[list[str] | None, typer.Option("--kg", help="KG source PATH[=FORMAT]; repeatable.")] = None,
+    corpus: Annotated[
+        list[str] | None, typer.Option("--corpus", help="Corpus PATH[=FORMAT]; repeatable.")
+    ] = None,
+    full: Annotated[
+        bool, typer.Option("--full", help="Default KB with all of MedQuAD (GARD, GHR too).")
+    ] = False,
+    vectors: Annotated[
+        str, typer.Option(help="matrix | qdrant-local | qdrant (uses EVIGRAPH_QDRANT_URL)")
+    ] = "",
+    max_documents: Annotated[int | None, typer.Option(help="Stop after this many documents.")] = None,
+    name: Annotated[str, typer.Option(help="Name recorded in the KB version.")] = "custom",
+    kb_dir: KBDirOption = None,
+) -> None:
+    """Build a KB (the default one from the shipped data/, or from --kg/--corpus sources) and publish it."""
+    settings = load_settings(kb_dir=kb_dir)
+    with user_errors(), progress_bar() as bar:
+        if not kg and not corpus:
+            result = build_default_kb(settings, "full" if full else "core", BuildProgress(bar))
+        else:
+            if not corpus:
+                raise typer.BadParameter("give at least one --corpus with --kg")
+            config = BuildConfig(
+                kg_sources=[_parse_source(v) for v in kg or []],
+                corpus_sources=[_parse_source(v) for v in corpus],
+                embedding_backend=settings.embedding_backend,
+                vector_backend=vectors or ("qdrant" if settings.qdrant_url else "matrix"),
+                qdrant_url=settings.qdrant_url,
+                max_documents=max_documents,
+                name=name,
+            )
+            result = build_kb(settings.kb_root, config, BuildProgress(bar))
+    _print_result(result)
+
+
+@kb_app.command("info")
+def info(kb_dir: KBDirOption = None) -> None:
+    """Counts by type, sizes on disk, build settings and the KB version."""
+    settings = load_settings(kb_dir=kb_dir)
+    with user_errors():
+        build = current_build(settings.kb_root)
+        manifest = read_manifest(build).data
+        store = EmbeddedGraphStore(build)
+        out = Console()
+        out.print(f"[bold]EviGraph knowledge base[/] {manifest['kb_version']}  ({build})")
+        out.print(
+            f"built {manifest.get('created_at')} in {manifest.get('build_seconds')} s · embedder "
+            f"{manifest.get('embedder')} · vectors {manifest.get('vector_backend')} · "
+            f"profile {manifest.get('profile', '-')}"
+        )
+        table = Table("what", "count")
+        for k, v in store.counts().items():
+            table.add_row(k, f"{v:,}")
+        out.print(table)
+        for title, sql in (
+            ("entities by type", "SELECT type, COUNT(*) FROM entities GROUP BY type ORDER BY 2 DESC"),
+            (
+                "relations by type",
+                "SELECT relation, COUNT(*) FROM relations GROUP BY relation ORDER BY 2 DESC",
+            ),
+            ("evidence by label", "SELECT label, COUNT(*) FROM evidence GROUP BY label ORDER BY 2 DESC"),
+            ("documents by source", "SELECT source, COUNT(*) FROM documents GROUP BY source ORDER BY 2 DESC"),
+        ):
+            t = Table("name", "count", title=title)
+            for k, v in store.grouped_counts(sql).items():
+                t.add_row(k, f"{v:,}")
+            out.print(t)
+        sizes = Table("file", "MB", title="size on disk")
+        for p in sorted(build.iterdir()):
+            size = dir_size(p) if p.is_dir() else p.stat().st_size
+            sizes.add_row(p.name, f"{size / 1e6:.1f}")
+        sizes.add_row("total", f"{dir_size(build) / 1e6:.1f}")
+        out.print(sizes)
+        out.print("chunking:", manifest.get("chunking"), " skipped rows:", manifest.get("skipped_rows"))
+        if manifest.get("updates"):
+            out.print(f"incremental updates: {len(manifest['updates'])} (last: {manifest['updates'][-1]})")
+        store.close()
+
+
+@kb_app.command("add")
+def add(
+    file: Annotated[Path, typer.Argument(help="Corpus file (MedQuAD-shaped or generic document JSONL).")],
+    fmt: Annotated[str | None, typer.Option("--format", help="medquad | documents (default: detect)")] = None,
+    kb_dir: KBDirOption = None,
+) -> None:
+    """Add documents; only the topics of the entities involved change. Re-adding is a no-op."""
+    settings = load_settings(kb_dir=kb_dir)
+    with user_errors():
+        result = add_documents(settings.kb_root, file, fmt)
+    console.print(
+        f"[green]KB {result.kb_version}: added {len(result.added_documents)}, unchanged "
+        f"{len(result.unchanged_documents)}, topics updated {len(result.touched_topics)}."
+    )
+    for line in result.report.summary(10):
+        console.print(f"  [yellow]skipped {line}")
+
+
+@kb_app.command("remove")
+def remove(
+    doc_id: Annotated[str, typer.Argument(help="Document id, e.g. medquad:GARD_0000001-1 or doc:<id>.")],
+    kb_dir: KBDirOption = None,
+) -> None:
+    """Remove one document and its evidence; only the affected topics change."""
+    settings = load_settings(kb_dir=kb_dir)
+    with user_errors():
+        result = remove_document(settings.kb_root, doc_id)
+    console.print(
+        f"[green]KB {result.kb_version}: removed {doc_id}; topics updated {len(result.touched_topics)}."
+    )

@@ -1,0 +1,1 @@
+"""Datasets, metrics, baselines, benchmarks and reports. Nothing imports this package."""

@@ -1,0 +1,89 @@
+"""The default knowledge base: what it is built from, and building it on first use.
+
+The project ships its sources in ``data/`` (MedQuAD answered pairs, the unified KG, Disease Ontology terms;
+see data/README.md for licenses). ``evigraph ask`` builds the default KB when none exists, so a fresh
+install answers its first question with no extra step.
+
+Subset choice: the ``core`` profile keeps every MedQuAD source except the two rare-disease collections
+(GARD and Genetics Home Reference, 10.8 k of the 16.4 k answers); it covers the common conditions
+clinicians ask about (NIDDK, NHLBI, NINDS, CancerGov, MedlinePlus, NIH SeniorHealth, CDC) and builds within
+the first-consult time budget on a 2-core laptop. ``full`` adds GARD and GHR (``evigraph kb build --full``).
+The KG is always complete: it is cheap to load and the reasoning chains need all of it.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import tempfile
+from pathlib import Path
+
+from graphs.builder import BuildConfig, BuildResult, Progress, build_kb
+from graphs.kb_layout import CURRENT
+from graphs.loaders import LoadError
+from graphs.settings import Settings
+
+CORE_EXCLUDED_SOURCES = frozenset({"GARD", "GHR"})
+PROFILES = ("core", "full")
+
+
+Sources = list[tuple[Path, str | None]]
+
+
+def default_sources(data_dir: Path) -> tuple[Sources, Path]:
+    """(KG sources, MedQuAD file) inside the shipped ``data/`` folder; a clear error when it is missing."""
+    kg: Sources = [
+        (data_dir / "kg" / "unified", "unified"),
+        (data_dir / "kg" / "disease_ontology", "disease_ontology"),
+    ]
+    corpus = data_dir / "corpus" / "medquad_answered.jsonl.gz"
+    missing = [p for p, _ in kg if not p.exists()] + ([corpus] if not corpus.exists() else [])
+    if missing:
+        raise LoadError(
+            f"The default KB's source data is missing ({', '.join(map(str, missing))}). Point "
+            "EVIGRAPH_SOURCE_DATA_DIR at the project's data/ folder, or reinstall EviGraph from a full "
+            "checkout."
+        )
+    return kg, corpus
+
+
+def _core_subset(corpus: Path, out_dir: Path) -> Path:
+    """Write the core profile's MedQuAD rows to a temp file (the loader stays format-only)."""
+    target = out_dir / "medquad_core.jsonl"
+    with gzip.open(corpus, "rt", encoding="utf-8") as src, target.open("w", encoding="utf-8") as dst:
+        for line in src:
+            try:
+                source = json.loads(line).get("source")
+            except json.JSONDecodeError:
+                source = None  # let the loader report the malformed line with its number
+            if source not in CORE_EXCLUDED_SOURCES:
+                dst.write(line)
+    return target
+
+
+def build_default_kb(
+    settings: Settings, profile: str = "core", progress: Progress | None = None
+) -> BuildResult:
+    """Build the default KB from the shipped data into ``settings.kb_root``."""
+    if profile not in PROFILES:
+        raise ValueError(f"Unknown profile '{profile}'. Choose one of: {', '.join(PROFILES)}.")
+    kg, corpus = default_sources(settings.source_data_dir)
+    with tempfile.TemporaryDirectory(prefix="evigraph-src-") as tmp:
+        medquad = _core_subset(corpus, Path(tmp)) if profile == "core" else corpus
+        config = BuildConfig(
+            kg_sources=kg,
+            corpus_sources=[(medquad, "medquad")],
+            embedding_backend=settings.embedding_backend,
+            vector_backend="qdrant" if settings.qdrant_url else "matrix",
+            qdrant_url=settings.qdrant_url,
+            qdrant_api_key=settings.qdrant_api_key.get_secret_value() if settings.qdrant_api_key else None,
+            name=f"default-{profile}",
+            extra={"profile": profile, "source_data": str(settings.source_data_dir)},
+        )
+        if progress is None:
+            return build_kb(settings.kb_root, config)
+        return build_kb(settings.kb_root, config, progress)
+
+
+def kb_exists(settings: Settings) -> bool:
+    return (settings.kb_root / CURRENT).exists()

@@ -1,0 +1,96 @@
+"""``KnowledgeBase``: one handle on a published build — graph store, vector index, dictionary, embedder.
+
+The tools take a ``KnowledgeBase`` and nothing else, so tests can hand them a small real KB and the agent
+can hand them the default one. Heavy parts (the embedding model, the dictionary automaton) load lazily on
+first use, so opening a KB for ``kb info`` or a graph-only call stays fast.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from graphs.builder import MATCHER_FILE, VECTORS_DIR
+from graphs.embedded_store import EmbeddedGraphStore
+from graphs.embedding import Embedder, get_embedder
+from graphs.kb_layout import KBCorrupt, Manifest, current_build, read_manifest
+from graphs.ner import DictionaryMatcher
+from graphs.store import GraphStore, StoreError
+from graphs.vector_index import MatrixVectorIndex, QdrantVectorIndex, VectorIndex
+
+
+@dataclass
+class KnowledgeBase:
+    """A published KB build, opened read-only."""
+
+    build_dir: Path
+    manifest: Manifest
+    store: GraphStore
+    vectors: VectorIndex
+    _embedder: Embedder | None = None
+    _matcher: DictionaryMatcher | None = None
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @classmethod
+    def open(
+        cls, root: Path, *, store: GraphStore | None = None, qdrant_api_key: str | None = None
+    ) -> KnowledgeBase:
+        """Open ``root/current``; ``store`` overrides the embedded store (e.g. a Neo4j store)."""
+        build = current_build(root)
+        manifest = read_manifest(build)
+        try:
+            graph = store or EmbeddedGraphStore(build)
+        except StoreError as exc:
+            raise KBCorrupt(str(exc)) from exc
+        backend = manifest.data.get("vector_backend", "matrix")
+        vectors: VectorIndex
+        prefix = str(manifest.data.get("qdrant_prefix", "evigraph"))
+        if backend == "qdrant":
+            vectors = QdrantVectorIndex(
+                url=str(manifest.data["qdrant_url"]), api_key=qdrant_api_key, prefix=prefix
+            )
+        elif backend == "qdrant-local":
+            vectors = QdrantVectorIndex(path=build / "qdrant", prefix=prefix)
+        else:
+            if not (build / VECTORS_DIR).is_dir():
+                raise KBCorrupt(f"{build} has no vectors. Run `evigraph kb build` to rebuild the KB.")
+            vectors = MatrixVectorIndex(build / VECTORS_DIR)
+        return cls(build_dir=build, manifest=manifest, store=graph, vectors=vectors)
+
+    @property
+    def version(self) -> str:
+        return self.manifest.version
+
+    @property
+    def embedder(self) -> Embedder:
+        with self._lock:
+            if self._embedder is None:
+                backend = str(self.manifest.data.get("embedding_backend", "onnx"))
+                self._embedder = get_embedder(backend)
+            return self._embedder
+
+    @property
+    def matcher(self) -> DictionaryMatcher:
+        with self._lock:
+            if self._matcher is None:
+                try:
+                    self._matcher = DictionaryMatcher.load(self.build_dir / MATCHER_FILE)
+                except (OSError, ValueError) as exc:
+                    raise KBCorrupt(
+                        f"Entity dictionary unreadable ({exc}). Run `evigraph kb build`."
+                    ) from exc
+            return self._matcher
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        return self.embedder.embed(texts)
+
+    def info(self) -> dict[str, Any]:
+        return {"version": self.version, "build_dir": str(self.build_dir), **self.manifest.data}
+
+    def close(self) -> None:
+        self.store.close()
+        self.vectors.close()

@@ -1,0 +1,1 @@
+"""Every prompt as a file, loaded by name."""
