@@ -18,10 +18,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from graphs.adjacency import build_adjacency, save_adjacency
 from graphs.chunking import MAX_WORDS, TARGET_WORDS, split_evidence
 from graphs.embedded_store import DB_FILE, normalise_name
 from graphs.embedding import Embedder, get_embedder
+from graphs.embedding_cache import CachedEmbedder, EmbeddingCache
 from graphs.hypergraph import FocusLinker, build_topics, extractive_description, new_focus_entity
 from graphs.kb_layout import build_lock, new_tmp_build, publish, write_manifest
 from graphs.loaders import LoadError, LoadReport, SourceDocument, detect_corpus_loader, detect_kg_loader
@@ -65,6 +68,8 @@ class BuildConfig:
     qdrant_api_key: str | None = None
     max_documents: int | None = None
     describe_topic: TopicDescriber | None = None
+    embedding_caches: Sequence[Path] = ()
+    user_embedding_cache: Path | None = None
     name: str = "custom"
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -218,8 +223,34 @@ def evidence_text(ev: Evidence, title: str) -> str:
     return f"{title}\n{ev.text}"
 
 
-def topic_text(t: Topic, entity_name: str) -> str:
-    return f"{entity_name} — {t.label}. {t.description}"
+def topic_vectors(index: VectorIndex, topics: Sequence[Topic]) -> tuple[list[str], np.ndarray]:
+    """A topic's vector is the normalised mean of its evidence vectors.
+
+    Why not embed the description: a topic *is* its evidence set (EbmKG §3), the mean is a faithful summary
+    of all of it rather than of its first paragraph, and it costs no model call.
+    """
+    ids: list[str] = []
+    rows: list[np.ndarray] = []
+    for t in topics:
+        vecs = index.get_vectors("evidence", list(t.evidence_ids))
+        if not vecs:
+            continue
+        mean = np.mean(np.stack(list(vecs.values())), axis=0)
+        ids.append(t.id)
+        rows.append(mean / max(float(np.linalg.norm(mean)), 1e-9))
+    return ids, (np.stack(rows).astype(np.float32) if rows else np.zeros((0, index_dim(index)), np.float32))
+
+
+def index_dim(index: VectorIndex) -> int:
+    return int(getattr(index, "dim", 384))
+
+
+def cached_embedder(config: BuildConfig) -> CachedEmbedder:
+    """The configured embedder behind the shipped and per-user embedding caches."""
+    inner = get_embedder(config.embedding_backend)
+    shipped = [EmbeddingCache(p, inner.dim) for p in config.embedding_caches if p.exists()]
+    user = EmbeddingCache(config.user_embedding_cache, inner.dim) if config.user_embedding_cache else None
+    return CachedEmbedder(inner, shipped, user)
 
 
 def open_vector_index(config: BuildConfig, build_dir: Path, prefix: str, dim: int) -> VectorIndex:
@@ -324,7 +355,7 @@ def build_kb(root: Path, config: BuildConfig, progress: Progress = _no_progress)
         save_adjacency(build_adjacency(conn), tmp)
         lap("tables_and_adjacency")
 
-        embedder = get_embedder(config.embedding_backend)
+        embedder = cached_embedder(config)
         index = open_vector_index(
             config, tmp, prefix=f"evigraph_{tmp.name.removeprefix('.tmp-')}", dim=embedder.dim
         )
@@ -336,13 +367,9 @@ def build_kb(root: Path, config: BuildConfig, progress: Progress = _no_progress)
             [(e.id, evidence_text(e, titles[e.document_id])) for e in evidence],
             progress,
         )
-        embed_all(
-            embedder,
-            index,
-            "topics",
-            [(t.id, topic_text(t, entities[t.entity_id].name)) for t in topics],
-            progress,
-        )
+        embedder.save()
+        index.flush()
+        index.upsert("topics", *topic_vectors(index, topics))
         index.flush()
         index.close()
         lap("embeddings")
@@ -364,6 +391,7 @@ def build_kb(root: Path, config: BuildConfig, progress: Progress = _no_progress)
             "created_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             "embedder": embedder.name,
             "embedding_backend": config.embedding_backend,
+            "embedding_cache": {"hits": embedder.hits, "misses": embedder.misses},
             "vector_backend": config.vector_backend,
             "qdrant_prefix": f"evigraph_{tmp.name.removeprefix('.tmp-')}",
             "qdrant_url": config.qdrant_url if config.vector_backend == "qdrant" else None,

@@ -42,6 +42,7 @@ class EmbeddedGraphStore(GraphStore):
             raise StoreError(f"No knowledge-base database at {db}. Run `evigraph kb build`.")
         try:
             self._conn: sqlite3.Connection = connect(db, readonly=True)
+            self._conn.execute("SELECT key, value FROM meta LIMIT 1").fetchall()  # fails fast on a bad file
             self._adj: Adjacency = load_adjacency(build_dir)
         except (sqlite3.DatabaseError, OSError, ValueError, KeyError) as exc:
             raise StoreError(

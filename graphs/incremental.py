@@ -31,7 +31,7 @@ from graphs.builder import (
     make_evidence,
     mentions_to_entities,
     to_document,
-    topic_text,
+    topic_vectors,
 )
 from graphs.embedded_store import DB_FILE, EmbeddedGraphStore, normalise_name
 from graphs.embedding import get_embedder
@@ -47,7 +47,7 @@ from graphs.kb_layout import (
 )
 from graphs.loaders import LoadError, LoadReport, detect_corpus_loader
 from graphs.ner import DictionaryMatcher
-from graphs.schema import Evidence, short_hash
+from graphs.schema import Evidence, Topic, short_hash
 from graphs.tables import (
     connect,
     delete_topics,
@@ -256,25 +256,32 @@ def _update_vectors(
             [e.id for e in evidence],
             embedder.embed([evidence_text(e, titles[e.document_id]) for e in evidence]),
         )
-    store_topics = {
-        r[0]: r for r in select_in(conn, "SELECT * FROM topics WHERE id IN ({marks})", touched_topics)
-    }
-    gone = [t for t in touched_topics if t not in store_topics]
+    live = [r[0] for r in select_in(conn, "SELECT id FROM topics WHERE id IN ({marks})", touched_topics)]
+    gone = sorted(set(touched_topics) - set(live))
     if gone:
         index.delete("topics", gone)
-    live = [t for t in touched_topics if t in store_topics]
     if live:
-        from graphs.schema import Topic
-
-        topics = [
-            Topic(id=r[0], entity_id=r[1], label=r[2], description=r[3])
-            for r in (store_topics[t] for t in live)
-        ]
-        index.upsert(
-            "topics", live, embedder.embed([topic_text(t, entities[t.entity_id].name) for t in topics])
-        )
+        index.flush()
+        index.upsert("topics", *topic_vectors(index, _topics_with_evidence(conn, live)))
     index.flush()
     index.close()
+
+
+def _topics_with_evidence(conn: Any, topic_ids: Sequence[str]) -> list[Topic]:
+    links: dict[str, list[str]] = {}
+    sql = "SELECT topic_id, evidence_id FROM topic_evidence WHERE topic_id IN ({marks})"
+    for t, e in select_in(conn, sql, topic_ids):
+        links.setdefault(t, []).append(e)
+    return [
+        Topic(
+            id=r[0],
+            entity_id=r[1],
+            label=r[2],
+            description=r[3],
+            evidence_ids=tuple(sorted(links.get(r[0], []))),
+        )
+        for r in select_in(conn, "SELECT * FROM topics WHERE id IN ({marks})", topic_ids)
+    ]
 
 
 def remove_document(root: Path, doc_id: str, describe_topic: TopicDescriber | None = None) -> UpdateResult:

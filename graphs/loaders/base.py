@@ -168,6 +168,8 @@ def register_corpus_loader(cls: type[CorpusLoader]) -> type[CorpusLoader]:
 def _detect(path: Path, registry: dict[str, Any], kind: str, fmt: str | None) -> Any:
     if not path.exists():
         raise LoadError(f"{path} does not exist.")
+    if path.is_file() and path.stat().st_size == 0:
+        raise LoadError(f"{path} is an empty file: the {kind} is empty, there is nothing to load from it.")
     if fmt is not None:
         if fmt not in registry:
             raise LoadError(f"Unknown {kind} format '{fmt}'. Known formats: {', '.join(sorted(registry))}.")

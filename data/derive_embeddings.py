@@ -1,0 +1,90 @@
+"""Precompute the default KB's embeddings into ``data/embeddings/`` (the shipped embedding cache).
+
+Why: see graphs/embedding_cache.py — embedding the default corpus on a 2-core machine takes far longer than
+the first-consult budget, and the vectors depend only on (model, text). This script computes them with the
+same embedder and the same text construction the builder uses, for the *full* default profile (so both
+``core`` and ``--full`` builds hit the cache). It is resumable: progress is saved every few thousand texts.
+
+Run from the repository root: ``python data/derive_embeddings.py [--backend onnx]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from graphs.builder import (  # noqa: E402 - the repo root must be importable first
+    entity_text,
+    evidence_text,
+    link_documents,
+    load_documents,
+    load_kg,
+    make_evidence,
+)
+from graphs.default_kb import CORE_EXCLUDED_SOURCES, default_sources  # noqa: E402
+from graphs.embedding import get_embedder  # noqa: E402
+from graphs.embedding_cache import EmbeddingCache, text_key  # noqa: E402
+from graphs.loaders import LoadReport  # noqa: E402
+from graphs.ner import DictionaryMatcher  # noqa: E402
+
+SLICE = REPO / "tests" / "fixtures" / "slice" / "medquad.jsonl"
+CACHE_NAME = {"onnx": "minilm-onnx-int8.npz", "sentence-transformers": "minilm-st-fp32.npz"}
+
+
+def texts_to_embed(data_dir: Path) -> list[str]:
+    """Every text a full default build embeds, most needed first: the evidence of the test slice's MedQuAD
+    rows (so the test suite runs on cached vectors), core evidence, entities, then GARD/GHR evidence."""
+    report = LoadReport()
+    kg, corpus = default_sources(data_dir)
+    entities, relations = load_kg(kg, report)
+    degree: Counter[str] = Counter()
+    for r in relations.values():
+        degree[r.head] += 1
+        degree[r.tail] += 1
+    docs = load_documents([(corpus, "medquad")], report, None)
+    matcher = DictionaryMatcher.build((n, e.id) for e in entities.values() for n in (e.name, *e.synonyms))
+    keyword = link_documents(docs, entities, dict(degree), matcher)
+    slice_ids = {f"medquad:{r['id']}" for r in map(json.loads, SLICE.read_text(encoding="utf-8").splitlines())}
+    first, core, rest = [], [], []
+    for doc in docs:
+        if doc.id in slice_ids:
+            target = first
+        elif doc.source.split("/")[-1] in CORE_EXCLUDED_SOURCES:
+            target = rest
+        else:
+            target = core
+        target.extend(evidence_text(ev, doc.title) for ev in make_evidence(doc, keyword[doc.id]))
+    return first + core + [entity_text(e) for e in entities.values()] + rest
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--backend", default="onnx", choices=sorted(CACHE_NAME))
+    parser.add_argument("--data", type=Path, default=REPO / "data")
+    parser.add_argument("--save-every", type=int, default=2048)
+    args = parser.parse_args(argv)
+    embedder = get_embedder(args.backend)
+    cache = EmbeddingCache(args.data / "embeddings" / CACHE_NAME[args.backend], embedder.dim)
+    texts = list(dict.fromkeys(texts_to_embed(args.data)))
+    todo = [t for t in texts if cache.get(text_key(embedder.name, t)) is None]
+    print(f"{len(texts):,} texts, {len(texts) - len(todo):,} cached, {len(todo):,} to embed", flush=True)
+    started = time.perf_counter()
+    for i in range(0, len(todo), args.save_every):
+        chunk = todo[i : i + args.save_every]
+        cache.put([text_key(embedder.name, t) for t in chunk], embedder.embed(chunk))
+        cache.save()
+        done = i + len(chunk)
+        rate = done / (time.perf_counter() - started)
+        print(f"{done:,}/{len(todo):,} embedded ({rate:.1f}/s, ~{(len(todo) - done) / rate / 60:.0f} min left)", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

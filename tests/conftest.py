@@ -1,0 +1,85 @@
+"""Shared fixtures: a real knowledge base built from the real-data slice in tests/fixtures/slice.
+
+The slice KB is built once per test session with the real builder, the real embedder (through the shipped
+embedding cache, so it takes seconds) and the embedded store. Tests that modify a KB copy it first.
+Set ``EVIGRAPH_TEST_KB=/some/dir`` to build it there once and reuse it across sessions while developing
+(it is rebuilt when the fixture sources or the schema version change).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from graphs.builder import BuildConfig, build_kb
+from graphs.kb import KnowledgeBase
+from graphs.schema import SCHEMA_VERSION
+
+REPO = Path(__file__).resolve().parent.parent
+SLICE = REPO / "tests" / "fixtures" / "slice"
+SHIPPED_CACHES = (REPO / "data" / "embeddings" / "minilm-onnx-int8.npz",)
+
+
+def slice_config(**overrides: object) -> BuildConfig:
+    """The build config of the test KB: unified KG slice + DO + Hetionet slice, MedQuAD + PubMed docs."""
+    base: dict[str, object] = {
+        "kg_sources": [
+            (SLICE / "kg", "unified"),
+            (SLICE / "disease_ontology", None),
+            (SLICE / "hetionet", None),
+        ],
+        "corpus_sources": [(SLICE / "medquad.jsonl", None), (SLICE / "docs.jsonl", None)],
+        "embedding_caches": SHIPPED_CACHES,
+        "name": "slice",
+    }
+    base.update(overrides)
+    return BuildConfig(**base)  # type: ignore[arg-type]
+
+
+def _fingerprint() -> str:
+    h = hashlib.sha1(str(SCHEMA_VERSION).encode())
+    for p in sorted(SLICE.rglob("*")):
+        if p.is_file() and "bad" not in p.parts:
+            h.update(p.name.encode())
+            h.update(p.read_bytes())
+    for name in (
+        "builder.py",
+        "chunking.py",
+        "hypergraph.py",
+        "ner.py",
+        "tables.py",
+        "adjacency.py",
+        "schema.py",
+    ):
+        h.update((REPO / "graphs" / name).read_bytes())
+    return h.hexdigest()[:12]
+
+
+@pytest.fixture(scope="session")
+def slice_kb_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Root directory of the session's slice KB (read-only for tests: copy before modifying)."""
+    reuse = os.environ.get("EVIGRAPH_TEST_KB")
+    root = Path(reuse) / _fingerprint() if reuse else tmp_path_factory.mktemp("slice-kb")
+    if not (root / "current").exists():
+        build_kb(root, slice_config())
+    return root
+
+
+@pytest.fixture(scope="session")
+def slice_kb(slice_kb_root: Path) -> Iterator[KnowledgeBase]:
+    kb = KnowledgeBase.open(slice_kb_root)
+    yield kb
+    kb.close()
+
+
+@pytest.fixture()
+def kb_copy(slice_kb_root: Path, tmp_path: Path) -> Path:
+    """A private copy of the slice KB root that a test may modify."""
+    target = tmp_path / "kb"
+    shutil.copytree(slice_kb_root, target, symlinks=True)
+    return target
