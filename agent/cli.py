@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+import sys
+from pathlib import Path
+from typing import Annotated
 
 import typer
 from rich.console import Console
 
-from agent.cli_kb import kb_app
+from agent.cli_kb import ensure_default_kb, kb_app
+from agent.errors import user_errors
 from graphs.settings import load_settings
 
 app = typer.Typer(
@@ -29,6 +33,53 @@ def config(as_json: bool = typer.Option(False, "--json", help="Machine-readable 
     out = Console()
     for key, value in values.items():
         out.print(f"[bold]{key:<18}[/] {value}")
+
+
+@app.command("ask")
+def ask(
+    question: Annotated[str, typer.Argument(help="The question; use - to read it from standard input.")],
+    task: Annotated[str, typer.Option(help="auto | clinical | mcq | check_reply | audit")] = "auto",
+    as_json: Annotated[bool, typer.Option("--json", help="Print the answer as JSON (for machines).")] = False,
+    offline: Annotated[
+        bool, typer.Option("--offline", help="Do not use an LLM even if one is configured.")
+    ] = False,
+    consult: Annotated[str | None, typer.Option("--consult", help="Continue this consult id.")] = None,
+    kb_dir: Annotated[Path | None, typer.Option("--kb-dir", help="Knowledge-base root.")] = None,
+) -> None:
+    """One question, one cited answer (builds the default KB on first use)."""
+    from agent.consult import Consultant
+    from agent.render import event_line, print_answer
+
+    settings = load_settings(kb_dir=kb_dir)
+    err = Console(stderr=True)
+    with user_errors():
+        if question == "-":
+            question = sys.stdin.read()
+        if settings.kb_dir is None:
+            ensure_default_kb(settings)
+        consultant = Consultant(settings, use_llm=not offline)
+        if as_json:
+            result = consultant.ask(question, consult_id=consult, task=task)
+        else:
+            with err.status("consulting…") as status:
+                result = consultant.ask(
+                    question, consult_id=consult, task=task, on_event=lambda e: status.update(event_line(e))
+                )
+    if as_json:
+        payload = {
+            "consult_id": result.consult_id,
+            "answer": result.answer,
+            "llm_calls": result.llm_calls,
+            "llm_tokens": result.llm_tokens,
+            "seconds": result.seconds,
+            "trace": result.trace,
+        }
+        typer.echo(json.dumps(payload, indent=2, default=str))
+        return
+    out = Console()
+    evidence = consultant.kb.store.get_evidence(result.answer.get("evidence_ids", []))
+    print_answer(out, result.answer, {k: v.text for k, v in evidence.items()})
+    err.print(f"[dim]consult {result.consult_id} · {result.seconds:.1f} s · LLM calls {result.llm_calls}")
 
 
 def main() -> None:

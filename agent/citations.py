@@ -1,0 +1,61 @@
+"""Citation checking: every claim in an answer must cite evidence or chains retrieved in this consult.
+
+An LLM answer is split into sentences (claims). Citation ids that were not retrieved are stripped; a claim
+left with no valid citation is removed from the answer and listed as unsupported — never passed through.
+Headings, the "Answer: B" line of an MCQ and the "Insufficient evidence" statement need no citation.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+CITATION = re.compile(r"\[((?:[EC]):[A-Za-z0-9_:|.\-]+(?:\s*[,;]\s*[EC]:[A-Za-z0-9_:|.\-]+)*)\]")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\[(*-])|\n+")
+EXEMPT = re.compile(
+    r"^\s*(#+\s|answer:\s*[A-E]\b|insufficient evidence|\*\*?[^*]+\*\*?:?\s*$)", re.IGNORECASE
+)
+
+
+@dataclass
+class CheckedAnswer:
+    text: str
+    claims: list[dict[str, object]] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    invalid_ids: list[str] = field(default_factory=list)
+
+    @property
+    def cited_ids(self) -> list[str]:
+        return sorted({str(c) for claim in self.claims for c in claim["citations"]})  # type: ignore[attr-defined]
+
+
+def cited_ids(text: str) -> list[str]:
+    return [i.strip() for group in CITATION.findall(text) for i in re.split(r"[,;]", group)]
+
+
+def check_citations(answer: str, retrieved: set[str]) -> CheckedAnswer:
+    """Validate an answer's citations against ``retrieved`` ids; drop unsupported claims."""
+    out = CheckedAnswer(text="")
+    kept: list[str] = []
+    for raw in (s for s in _SENTENCE.split(answer.strip()) if s.strip()):
+        ids = cited_ids(raw)
+        valid = [i for i in ids if i in retrieved]
+        out.invalid_ids += [i for i in ids if i not in retrieved]
+        sentence = CITATION.sub(
+            lambda m: (
+                "[" + ", ".join(i for i in re.split(r"\s*[,;]\s*", m.group(1)) if i in retrieved) + "]"
+                if any(i in retrieved for i in re.split(r"\s*[,;]\s*", m.group(1)))
+                else ""
+            ),
+            raw,
+        ).strip()
+        if EXEMPT.match(raw) and not ids:
+            kept.append(sentence)
+            continue
+        if not valid:
+            out.removed.append(CITATION.sub("", raw).strip())
+            continue
+        kept.append(sentence)
+        out.claims.append({"text": CITATION.sub("", sentence).strip(), "citations": valid})
+    out.text = "\n".join(kept)
+    return out

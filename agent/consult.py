@@ -1,0 +1,114 @@
+"""``Consultant``: the one entry point the front ends use — ask a question in a consult, get a cited answer.
+
+It validates the question, builds the graph once (KB, optional LLM, checkpointer), runs a turn with the
+run's context and an explicit recursion limit, streams progress events to a callback, and returns the answer
+with the turn's trace and LLM usage. Errors a person can act on are raised as ``UserError``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import BaseCheckpointSaver
+
+from agent.context import TASKS, ConsultContext
+from agent.deps import ConsultDeps
+from agent.errors import UserError
+from agent.graph import build_consult_graph, recursion_limit
+from agent.llm import make_chat_model
+from agent.sessions import consult_exists, new_consult_id, open_checkpointer, thread_config
+from graphs.kb import KnowledgeBase
+from graphs.settings import Settings
+
+MAX_INPUT_CHARS = 50_000
+Event = dict[str, Any]
+
+
+@dataclass
+class TurnResult:
+    consult_id: str
+    answer: dict[str, Any]
+    trace: list[dict[str, Any]]
+    llm_calls: int
+    llm_tokens: int
+    seconds: float
+    turns: list[dict[str, Any]] = field(default_factory=list)
+
+
+class Consultant:
+    """A loaded KB + optional LLM + checkpointer, ready to run consult turns."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        kb: KnowledgeBase | None = None,
+        llm: BaseChatModel | None = None,
+        checkpointer: BaseCheckpointSaver[Any] | None = None,
+        use_llm: bool = True,
+    ) -> None:
+        self.settings = settings
+        self.kb = kb or KnowledgeBase.open(settings.kb_root)
+        self.llm = llm if llm is not None else (make_chat_model(settings) if use_llm else None)
+        self.checkpointer = checkpointer if checkpointer is not None else open_checkpointer(settings)
+        self.graph = build_consult_graph(ConsultDeps(self.kb, self.llm), self.checkpointer)
+
+    @property
+    def mode(self) -> str:
+        return "llm" if self.llm is not None else "offline"
+
+    def ask(
+        self,
+        question: str,
+        consult_id: str | None = None,
+        task: str = "auto",
+        on_event: Callable[[Event], None] | None = None,
+        context: ConsultContext | None = None,
+    ) -> TurnResult:
+        text = (question or "").strip()
+        if not text:
+            raise UserError(
+                "The question is empty. Type a clinical question, e.g. "
+                '"What is the first-line treatment for type 2 diabetes?"'
+            )
+        if task not in ("auto", *TASKS):
+            raise UserError(f"Unknown task '{task}'. Choose one of: auto, {', '.join(TASKS)}.")
+        if len(text) > MAX_INPUT_CHARS:
+            text = text[:MAX_INPUT_CHARS]
+        if consult_id is not None and not consult_exists(self.checkpointer, consult_id):
+            raise UserError(
+                f"No consult '{consult_id}'. Start a new one, or list them with `evigraph consults`."
+            )
+        cid = consult_id or new_consult_id()
+        ctx = replace(context or ConsultContext(), task=task)  # type: ignore[arg-type]  # validated above
+        config: RunnableConfig = {**thread_config(cid), "recursion_limit": recursion_limit(ctx)}  # type: ignore[typeddict-item]
+        started = time.perf_counter()
+        for mode, chunk in self.graph.stream(
+            {"question": text},
+            config=config,
+            context=ctx,
+            stream_mode=["custom", "updates"],
+            durability="sync",
+        ):
+            if mode == "custom" and on_event is not None and isinstance(chunk, dict):
+                on_event(chunk)
+        state = self.graph.get_state(config).values
+        return TurnResult(
+            consult_id=cid,
+            answer=dict(state.get("answer", {})),
+            trace=list(state.get("trace", [])),
+            llm_calls=int(state.get("llm_calls", 0)),
+            llm_tokens=int(state.get("llm_tokens", 0)),
+            seconds=round(time.perf_counter() - started, 3),
+            turns=list(state.get("turns", [])),
+        )
+
+    def history(self, consult_id: str) -> list[dict[str, Any]]:
+        if not consult_exists(self.checkpointer, consult_id):
+            raise UserError(f"No consult '{consult_id}'.")
+        config: RunnableConfig = thread_config(consult_id)  # type: ignore[assignment]
+        return list(self.graph.get_state(config).values.get("turns", []))

@@ -1,0 +1,38 @@
+"""Helpers shared by the nodes: the run's context, LLM availability, progress events, trace records."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from agent.context import ConsultContext
+from agent.deps import ConsultDeps
+from agent.llm import Usage
+from agent.state import ConsultState, StepRec
+
+
+def llm_on(deps: ConsultDeps, runtime: Runtime[ConsultContext]) -> bool:
+    return deps.llm is not None and runtime.context.llm_enabled
+
+
+def emit(runtime: Runtime[ConsultContext], step: str, **payload: Any) -> None:
+    """A progress event on LangGraph's custom stream (the terminal and Slack show these live)."""
+    writer = runtime.stream_writer
+    if writer is not None:
+        writer({"step": step, **payload})
+
+
+def step(state: ConsultState, name: str, summary: str, fallback: str = "", **detail: Any) -> StepRec:
+    rec: StepRec = {"step": name, "round": state.get("round", 0), "summary": summary, "detail": detail}
+    if fallback:
+        rec["fallback"] = fallback
+    return rec
+
+
+def usage_update(state: ConsultState, usage: Usage) -> dict[str, int]:
+    """State update adding this step's LLM calls and tokens to the turn's totals."""
+    return {
+        "llm_calls": state.get("llm_calls", 0) + usage.calls,
+        "llm_tokens": state.get("llm_tokens", 0) + usage.tokens,
+    }

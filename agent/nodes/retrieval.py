@@ -1,0 +1,187 @@
+"""The retrieval nodes: ``ner_link`` → ``hypergraph_walk`` → ``reasoning_chain`` (→ ``evidence_rank``).
+
+Each node calls one tool from tools/ and folds its result into the consult state: linked entities, located
+topics, reasoning chains, and graph candidates (evidence id → graph score) for the ranker. The same folding
+functions serve the follow-up tool calls of the planner (agent/nodes/planner.py), so a tool's result means
+the same thing whichever step asked for it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from agent.context import ConsultContext
+from agent.deps import ConsultDeps
+from agent.nodes.common import emit, step
+from agent.state import ChainRec, ConsultState, EntityRec, TopicRec
+from tools.hypergraph_walk import HypergraphWalkRequest, HypergraphWalkResult, hypergraph_walk
+from tools.ner_link import NerLinkRequest, NerLinkResult, ner_link
+from tools.reasoning_chain import ReasoningChainRequest, ReasoningChainResult, reasoning_chain
+
+MAX_WALK_SEEDS = 20
+MAX_ANCHORS = 8
+
+
+def fold_entities(result: NerLinkResult, turn: int) -> list[EntityRec]:
+    out: list[EntityRec] = []
+    for e in result.entities:
+        surface = e.mentions[0].surface if e.mentions else e.name
+        out.append(
+            {
+                "id": e.id,
+                "name": e.name,
+                "type": e.type,
+                "score": round(e.score, 4),
+                "method": e.method,
+                "negated": e.negated,
+                "surface": surface,
+                "turn": turn,
+            }
+        )
+    return out
+
+
+def fold_topics(result: HypergraphWalkResult) -> tuple[list[TopicRec], dict[str, float]]:
+    """Topics, and their evidence as graph candidates scored by the topic's normalised walk score."""
+    topics: list[TopicRec] = []
+    candidates: dict[str, float] = {}
+    best = max((t.score for t in result.topics), default=0.0) or 1.0
+    for t in result.topics:
+        topics.append(
+            {
+                "id": t.topic_id,
+                "entity_id": t.entity_id,
+                "entity_name": t.entity_name,
+                "label": t.label,
+                "score": round(t.score, 6),
+                "evidence_ids": list(t.evidence_ids),
+            }
+        )
+        for ev in t.evidence_ids:
+            candidates[ev] = max(candidates.get(ev, 0.0), t.score / best)
+    return topics, candidates
+
+
+def fold_chains(result: ReasoningChainResult) -> tuple[list[ChainRec], dict[str, float]]:
+    """Chains, and path-mapped evidence (BCG) as candidates scored by rank."""
+    chains: list[ChainRec] = [
+        {
+            "id": c.chain_id,
+            "type": c.chain_type,
+            "text": c.text,
+            "length": c.length,
+            "relation_ids": list(c.relation_ids),
+            "node_ids": [n.id for n in c.nodes],
+        }
+        for c in result.chains
+    ]
+    candidates = {ev.evidence_id: 1.0 / (1.0 + ev.rank) for ev in result.evidence}
+    return chains, candidates
+
+
+def walk_seeds(state: ConsultState) -> list[str]:
+    """This turn's affirmed entities (negated mentions are not walked from: "no fever" is not about fever)."""
+    turn_ids = set(state.get("turn_entity_ids", []))
+    ents = [e for e in state.get("entities", []) if e["id"] in turn_ids and not e.get("negated")]
+    ents.sort(key=lambda e: (-e.get("score", 0.0), e["id"]))
+    return [e["id"] for e in ents[:MAX_WALK_SEEDS]]
+
+
+def make_ner_link(deps: ConsultDeps):  # type: ignore[no-untyped-def]
+    def link(state: ConsultState, runtime: Runtime[ConsultContext]) -> dict[str, Any]:
+        texts, sources = [state["question"]], ["question"]
+        if state.get("hypothesis"):
+            texts.append(state["hypothesis"])
+            sources.append("hypothesis")
+        request = NerLinkRequest(
+            texts=texts,
+            sources=sources,
+            llm_terms=state.get("search_terms", [])[:20],
+            n_m=runtime.context.n_m,
+        )
+        result = ner_link(deps.kb, request)
+        entities = fold_entities(result, state.get("turn", 1))
+        emit(
+            runtime,
+            "ner_link",
+            entities=[
+                f"{e['name']} ({e['type']})" + (" [negated]" if e["negated"] else "") for e in entities
+            ],
+            unlinked=result.unlinked_terms,
+        )
+        return {
+            "entities": entities,
+            "turn_entity_ids": [e["id"] for e in entities],
+            "unlinked_terms": result.unlinked_terms,
+            "warnings": [*state.get("warnings", []), *result.warnings],
+            "trace": [
+                step(
+                    state,
+                    "ner_link",
+                    f"{len(entities)} entities linked, {len(result.unlinked_terms)} terms unlinked",
+                    entities=[e["id"] for e in entities],
+                )
+            ],
+        }
+
+    return link
+
+
+def make_hypergraph_walk(deps: ConsultDeps):  # type: ignore[no-untyped-def]
+    def walk(state: ConsultState, runtime: Runtime[ConsultContext]) -> dict[str, Any]:
+        seeds = walk_seeds(state)
+        if not seeds:
+            emit(runtime, "hypergraph_walk", topics=[], skipped=True)
+            return {"trace": [step(state, "hypergraph_walk", "skipped: no entity to start from")]}
+        ctx = runtime.context
+        result = hypergraph_walk(
+            deps.kb, HypergraphWalkRequest(entity_ids=seeds, mode=ctx.walk_mode, n_t=ctx.n_t, seed=ctx.seed)
+        )
+        topics, candidates = fold_topics(result)
+        emit(runtime, "hypergraph_walk", topics=[f"{t['entity_name']} — {t['label']}" for t in topics[:6]])
+        return {
+            "topics": topics,
+            "candidates": candidates,
+            "trace": [
+                step(
+                    state,
+                    "hypergraph_walk",
+                    f"{len(topics)} topics located",
+                    topics=[t["id"] for t in topics],
+                )
+            ],
+        }
+
+    return walk
+
+
+def make_reasoning_chain(deps: ConsultDeps):  # type: ignore[no-untyped-def]
+    def chains(state: ConsultState, runtime: Runtime[ConsultContext]) -> dict[str, Any]:
+        anchors = walk_seeds(state)[:MAX_ANCHORS]
+        if len(anchors) < 2:
+            emit(runtime, "reasoning_chain", chains=[], skipped=True)
+            return {"trace": [step(state, "reasoning_chain", "skipped: fewer than two entities to connect")]}
+        result = reasoning_chain(deps.kb, ReasoningChainRequest(entity_ids=anchors, k=runtime.context.k))
+        found, _ = fold_chains(result)
+        mapped = reasoning_chain(
+            deps.kb, ReasoningChainRequest(entity_ids=anchors, mode="shortest_path", k=runtime.context.k)
+        )
+        path_chains, candidates = fold_chains(mapped)
+        all_chains = found + [c for c in path_chains if c["id"] not in {x["id"] for x in found}]
+        emit(runtime, "reasoning_chain", chains=[c["text"] for c in all_chains[:5]])
+        return {
+            "chains": all_chains,
+            "candidates": candidates,
+            "trace": [
+                step(
+                    state,
+                    "reasoning_chain",
+                    f"{len(all_chains)} chains, {len(candidates)} path evidence",
+                    chains=[c["id"] for c in all_chains],
+                )
+            ],
+        }
+
+    return chains

@@ -1,0 +1,82 @@
+"""``start_turn``: take a new question, reset per-turn fields, choose the task's search condition."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from langgraph.runtime import Runtime
+from langgraph.types import Overwrite
+
+from agent.context import TASKS, ConsultContext
+from agent.nodes.common import emit, step
+from agent.state import ConsultState
+from tools.common import truncate
+
+MAX_QUESTION_CHARS = 6000
+_OPTION = re.compile(r"(?m)^\s*\(?([A-Ea-e])[\).:]\s+\S")
+
+
+def detect_task(question: str) -> str:
+    """Which search condition fits (EbmKG Figure 9), when the user did not say.
+
+    Rules, in order: lettered options on their own lines → exam MCQ; a quoted reply or "doctor said" → check
+    a reply; "decided"/"audit"/"was it right" → audit a decision; otherwise an open clinical question.
+    """
+    q = question.lower()
+    if len(set(m.upper() for m in _OPTION.findall(question))) >= 3:
+        return "mcq"
+    if any(
+        cue in q
+        for cue in (
+            "reply:",
+            "doctor said",
+            "doctor's reply",
+            "my doctor told",
+            "check this answer",
+            "check my answer",
+            "is this correct:",
+            "response:",
+        )
+    ):
+        return "check_reply"
+    if any(
+        cue in q
+        for cue in (
+            "audit",
+            "we decided",
+            "decision to",
+            "was it right to",
+            "was the decision",
+            "was this appropriate",
+        )
+    ):
+        return "audit"
+    return "clinical"
+
+
+def start_turn(state: ConsultState, runtime: Runtime[ConsultContext]) -> dict[str, Any]:
+    question, note = truncate(state.get("question", "").strip(), MAX_QUESTION_CHARS)
+    task = runtime.context.task if runtime.context.task in TASKS else detect_task(question)
+    turn = len(state.get("turns", [])) + 1
+    emit(runtime, "start", task=task, turn=turn)
+    warnings = [note] if note else []
+    return {
+        "question": question,
+        "task": task,
+        "turn": turn,
+        "round": 0,
+        "hypothesis": "",
+        "search_terms": [],
+        "features": [],
+        "turn_entity_ids": [],
+        "unlinked_terms": [],
+        "evidence": [],
+        "verdict": {},
+        "pending_calls": [],
+        "answer": {},
+        "llm_calls": 0,
+        "llm_tokens": 0,
+        "warnings": warnings,
+        "trace": Overwrite([step(state, "start_turn", f"turn {turn}, task {task}")]),
+    }

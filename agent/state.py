@@ -1,0 +1,129 @@
+"""The consult's state: what every node reads and writes, checkpointed after each step.
+
+Values are plain JSON-shaped dicts (typed with TypedDicts) so a checkpoint written by one version can be
+read by the next and inspected by a person. Consult-level findings (entities, topics, chains, graph
+candidates) accumulate across rounds and turns through merge reducers — a follow-up question reuses them and
+retrieves only what is new; per-turn fields are reset by ``start_turn`` with ``Overwrite``.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Annotated, Any, TypedDict
+
+
+class EntityRec(TypedDict, total=False):
+    id: str
+    name: str
+    type: str
+    score: float
+    method: str
+    negated: bool
+    surface: str
+    turn: int
+
+
+class TopicRec(TypedDict, total=False):
+    id: str
+    entity_id: str
+    entity_name: str
+    label: str
+    score: float
+    evidence_ids: list[str]
+
+
+class ChainRec(TypedDict, total=False):
+    id: str
+    type: str
+    text: str
+    length: int
+    relation_ids: list[str]
+    node_ids: list[str]
+
+
+class EvidenceRec(TypedDict, total=False):
+    id: str
+    document_id: str
+    title: str
+    text: str
+    label: str
+    source: str
+    url: str
+    date: str
+    keyword_entity: str
+    score: float
+    scores: dict[str, float]
+
+
+class Verdict(TypedDict, total=False):
+    sufficient: bool
+    completeness: float
+    missing_entities: list[str]
+    missing_labels: list[str]
+    missing_relations: list[str]
+    reasons: list[str]
+    method: str
+
+
+class ToolCallRec(TypedDict, total=False):
+    name: str
+    args: dict[str, Any]
+    why: str
+
+
+class StepRec(TypedDict, total=False):
+    step: str
+    round: int
+    summary: str
+    detail: dict[str, Any]
+    fallback: str
+
+
+class TurnRec(TypedDict, total=False):
+    question: str
+    task: str
+    answer: dict[str, Any]
+    kb_version: str
+
+
+def merge_by_id(old: list[Any] | None, new: list[Any] | None) -> list[Any]:
+    """Union of records keyed by ``id``; a later record with the same id replaces the earlier one."""
+    merged: dict[str, Any] = {r["id"]: r for r in old or []}
+    for r in new or []:
+        merged[r["id"]] = r
+    return list(merged.values())
+
+
+def merge_max(old: dict[str, float] | None, new: dict[str, float] | None) -> dict[str, float]:
+    """Union of id → score maps keeping the best score (graph candidates from walks and chains)."""
+    out = dict(old or {})
+    for k, v in (new or {}).items():
+        out[k] = max(v, out.get(k, float("-inf")))
+    return out
+
+
+class ConsultState(TypedDict, total=False):
+    """Everything a consult knows; the ``Annotated`` reducers say how updates combine."""
+
+    question: str
+    task: str
+    turn: int
+    round: int
+    hypothesis: str
+    search_terms: list[str]
+    features: list[dict[str, Any]]
+    entities: Annotated[list[EntityRec], merge_by_id]
+    turn_entity_ids: list[str]
+    unlinked_terms: list[str]
+    topics: Annotated[list[TopicRec], merge_by_id]
+    chains: Annotated[list[ChainRec], merge_by_id]
+    candidates: Annotated[dict[str, float], merge_max]
+    evidence: list[EvidenceRec]
+    verdict: Verdict
+    pending_calls: list[ToolCallRec]
+    answer: dict[str, Any]
+    trace: Annotated[list[StepRec], operator.add]
+    turns: Annotated[list[TurnRec], operator.add]
+    llm_calls: int
+    llm_tokens: int
+    warnings: list[str]
