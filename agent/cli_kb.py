@@ -13,7 +13,7 @@ from rich.table import Table
 
 from agent.errors import user_errors
 from graphs.builder import BuildConfig, BuildResult, build_kb
-from graphs.default_kb import build_default_kb
+from graphs.default_kb import build_default_kb, shipped_embedding_caches
 from graphs.embedded_store import EmbeddedGraphStore
 from graphs.incremental import add_documents, remove_document
 from graphs.kb_layout import current_build, dir_size, read_manifest
@@ -113,6 +113,8 @@ def build(
                 qdrant_url=settings.qdrant_url,
                 max_documents=max_documents,
                 name=name,
+                embedding_caches=shipped_embedding_caches(settings),
+                user_embedding_cache=settings.data_dir / "embedding-cache.npz",
             )
             result = build_kb(settings.kb_root, config, BuildProgress(bar))
     _print_result(result)

@@ -21,6 +21,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from graphs.builder import (  # noqa: E402 - the repo root must be importable first
+    adopt_focus_names,
     entity_text,
     evidence_text,
     link_documents,
@@ -51,6 +52,7 @@ def texts_to_embed(data_dir: Path) -> list[str]:
     docs = load_documents([(corpus, "medquad")], report, None)
     matcher = DictionaryMatcher.build((n, e.id) for e in entities.values() for n in (e.name, *e.synonyms))
     keyword = link_documents(docs, entities, dict(degree), matcher)
+    adopt_focus_names(docs, keyword, entities)
     slice_ids = {f"medquad:{r['id']}" for r in map(json.loads, SLICE.read_text(encoding="utf-8").splitlines())}
     first, core, rest = [], [], []
     for doc in docs:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import platform
 import sqlite3
 import time
@@ -163,7 +164,11 @@ def link_documents(
     degree: dict[str, int],
     matcher: DictionaryMatcher | None,
 ) -> dict[str, str]:
-    """Keyword entity per document; new focus entities are added to ``entities``."""
+    """Keyword entity per document; new focus entities are added to ``entities``.
+
+    A document without a focus (generic documents) takes the entity it mentions most, weighted by
+    specificity (``count / log(2 + degree)``) so that a hub such as "disease" does not become its keyword.
+    """
     linker = FocusLinker.from_entities(entities, degree)
     keyword: dict[str, str] = {}
     for doc in docs:
@@ -172,17 +177,48 @@ def link_documents(
             hit = linker.link(doc.focus, doc.focus_cuis, doc.focus_synonyms)
         elif matcher is not None:
             counts = Counter(i for m in matcher.find(doc.title + "\n" + doc.text) for i in m.entity_ids[:1])
-            hit = min(counts, key=lambda i: (-counts[i], i)) if counts else None
+            hit = (
+                min(counts, key=lambda i: (-counts[i] / math.log(2 + degree.get(i, 0)), i))
+                if counts
+                else None
+            )
         if hit is None:
             focus = doc.focus or doc.title
             ent = new_focus_entity(focus, doc.focus_cuis, doc.focus_synonyms, doc.focus_type)
             if not doc.focus:
                 ent = ent.model_copy(update={"id": "DOC:" + slugify(doc.id), "type": "Concept"})
-            entities.setdefault(ent.id, ent)
-            linker = linker if ent.id in linker.entities else FocusLinker.from_entities(entities, degree)
+            if ent.id not in entities:
+                entities[ent.id] = ent
+                linker.add(ent)
             hit = ent.id
         keyword[doc.id] = hit
     return keyword
+
+
+def adopt_focus_names(
+    docs: Sequence[SourceDocument], keyword: dict[str, str], entities: dict[str, Entity]
+) -> int:
+    """Add curated focus names as synonyms of the KG entity they were linked to through a UMLS CUI.
+
+    Why: KG names are often formal ("type 2 diabetes mellitus") while people write "type 2 diabetes";
+    MedQuAD foci are UMLS-curated consumer names of the same concept, so they make the dictionary match the
+    way questions are asked. Only short names linked by CUI are adopted (NIDDK "foci" can be page titles).
+    """
+    adopted = 0
+    for doc in docs:
+        ent = entities.get(keyword.get(doc.id, ""))
+        if ent is None or not doc.focus_cuis or ent.id.startswith(("FOCUS:", "DOC:")):
+            continue
+        known = {normalise_name(n) for n in (ent.name, *ent.synonyms)}
+        new = [
+            n
+            for n in dict.fromkeys((doc.focus, *doc.focus_synonyms))
+            if n and "?" not in n and len(n.split()) <= 6 and normalise_name(n) not in known
+        ]
+        if new:
+            entities[ent.id] = ent.model_copy(update={"synonyms": (*ent.synonyms, *new)})
+            adopted += len(new)
+    return adopted
 
 
 def make_evidence(doc: SourceDocument, keyword_entity: str) -> list[Evidence]:
@@ -327,7 +363,7 @@ def build_kb(root: Path, config: BuildConfig, progress: Progress = _no_progress)
         matcher = DictionaryMatcher.build(entity_terms(entities.values()))
         keyword = link_documents(docs, entities, dict(degree), matcher)
         new_entities = [e for e in entities.values() if e.id.startswith(("FOCUS:", "DOC:"))]
-        if new_entities:
+        if new_entities or adopt_focus_names(docs, keyword, entities):
             matcher = DictionaryMatcher.build(entity_terms(entities.values()))
         matcher.save(tmp / MATCHER_FILE)
         lap("link_and_dictionary")

@@ -78,11 +78,19 @@ def build_default_kb(
             qdrant_url=settings.qdrant_url,
             qdrant_api_key=settings.qdrant_api_key.get_secret_value() if settings.qdrant_api_key else None,
             name=f"default-{profile}",
+            embedding_caches=shipped_embedding_caches(settings),
+            user_embedding_cache=settings.data_dir / "embedding-cache.npz",
             extra={"profile": profile, "source_data": str(settings.source_data_dir)},
         )
         if progress is None:
             return build_kb(settings.kb_root, config)
         return build_kb(settings.kb_root, config, progress)
+
+
+def shipped_embedding_caches(settings: Settings) -> list[Path]:
+    """The precomputed vectors shipped in data/embeddings/ for the configured backend."""
+    name = {"onnx": "minilm-onnx-int8.npz", "sentence-transformers": "minilm-st-fp32.npz"}
+    return [settings.source_data_dir / "embeddings" / name[settings.embedding_backend]]
 
 
 def kb_exists(settings: Settings) -> bool:

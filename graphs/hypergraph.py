@@ -27,13 +27,13 @@ class FocusLinker:
     always a condition and the connected node is the one that reasoning chains can use.
     """
 
-    by_xref: Mapping[str, Sequence[str]]
-    by_name: Mapping[str, Sequence[str]]
-    entities: Mapping[str, Entity]
+    by_xref: dict[str, list[str]]
+    by_name: dict[str, list[str]]
+    entities: dict[str, Entity]
     degree: Mapping[str, int]
 
     @classmethod
-    def from_entities(cls, entities: Mapping[str, Entity], degree: Mapping[str, int]) -> FocusLinker:
+    def from_entities(cls, entities: dict[str, Entity], degree: Mapping[str, int]) -> FocusLinker:
         by_xref: dict[str, list[str]] = defaultdict(list)
         by_name: dict[str, list[str]] = defaultdict(list)
         for e in entities.values():
@@ -42,7 +42,16 @@ class FocusLinker:
                 by_xref[x].append(e.id)
             for n in {normalise_name(s) for s in (e.name, *e.synonyms)}:
                 by_name[n].append(e.id)
-        return cls(by_xref, by_name, entities, degree)
+        return cls(dict(by_xref), dict(by_name), entities, degree)
+
+    def add(self, entity: Entity) -> None:
+        """Make a newly created entity linkable by the documents that follow."""
+        self.entities[entity.id] = entity
+        self.by_xref.setdefault(entity.id, []).append(entity.id)
+        for x in entity.xrefs:
+            self.by_xref.setdefault(x, []).append(entity.id)
+        for n in {normalise_name(s) for s in (entity.name, *entity.synonyms)}:
+            self.by_name.setdefault(n, []).append(entity.id)
 
     def _best(self, ids: Iterable[str]) -> str | None:
         cands = sorted(set(ids))

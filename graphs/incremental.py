@@ -23,6 +23,7 @@ from graphs.builder import (
     MATCHER_FILE,
     Progress,
     TopicDescriber,
+    adopt_focus_names,
     content_hash,
     entity_terms,
     entity_text,
@@ -187,8 +188,11 @@ def add_documents(
             matcher = DictionaryMatcher.load(tmp / MATCHER_FILE)
             before = set(entities)
             keyword = link_documents(fresh, entities, dict(degree), matcher)
+            originals = dict(entities)
+            adopted = adopt_focus_names(fresh, keyword, entities)
+            changed = [e for k, e in entities.items() if k in before and e is not originals[k]]
             new_entities = [entities[i] for i in sorted(set(entities) - before)]
-            if new_entities:
+            if new_entities or adopted:
                 matcher = DictionaryMatcher.build(entity_terms(entities.values()))
                 matcher.save(tmp / MATCHER_FILE)
             with conn:
@@ -201,7 +205,7 @@ def add_documents(
                         mentions[ev.id] = mentions_to_entities(found, dict(degree))
                     evidence.extend(units)
                     affected.add((keyword[doc.id], doc.label))
-                write_entities(conn, new_entities, normalise_name)
+                write_entities(conn, [*new_entities, *changed], normalise_name)
                 write_documents(conn, ((to_document(d), d.text) for d in fresh))
                 write_evidence(conn, evidence)
                 write_evidence_entities(

@@ -23,6 +23,12 @@ from graphs.schema import SCHEMA_VERSION
 REPO = Path(__file__).resolve().parent.parent
 SLICE = REPO / "tests" / "fixtures" / "slice"
 SHIPPED_CACHES = (REPO / "data" / "embeddings" / "minilm-onnx-int8.npz",)
+TEST_EMBEDDING_CACHE = Path(
+    os.environ.get(
+        "EVIGRAPH_TEST_EMBEDDING_CACHE", Path.home() / ".cache" / "evigraph" / "test-embeddings.npz"
+    )
+)
+"""Vectors of slice texts that the shipped cache lacks (PubMed docs, slice-only entity texts): computed once."""
 
 
 def slice_config(**overrides: object) -> BuildConfig:
@@ -35,6 +41,7 @@ def slice_config(**overrides: object) -> BuildConfig:
         ],
         "corpus_sources": [(SLICE / "medquad.jsonl", None), (SLICE / "docs.jsonl", None)],
         "embedding_caches": SHIPPED_CACHES,
+        "user_embedding_cache": TEST_EMBEDDING_CACHE,
         "name": "slice",
     }
     base.update(overrides)
