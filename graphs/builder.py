@@ -202,21 +202,23 @@ def adopt_focus_names(
 
     Why: KG names are often formal ("type 2 diabetes mellitus") while people write "type 2 diabetes";
     MedQuAD foci are UMLS-curated consumer names of the same concept, so they make the dictionary match the
-    way questions are asked. Only short names linked by CUI are adopted (NIDDK "foci" can be page titles).
+    way questions are asked. Only short names of single-CUI foci that name no other entity are adopted
+    (NIDDK "foci" can be page titles; a multi-CUI focus is a broader concept).
     """
+    taken = {normalise_name(n) for e in entities.values() for n in (e.name, *e.synonyms)}
     adopted = 0
     for doc in docs:
         ent = entities.get(keyword.get(doc.id, ""))
-        if ent is None or not doc.focus_cuis or ent.id.startswith(("FOCUS:", "DOC:")):
-            continue
-        known = {normalise_name(n) for n in (ent.name, *ent.synonyms)}
+        if ent is None or len(doc.focus_cuis) != 1 or ent.id.startswith(("FOCUS:", "DOC:")):
+            continue  # several CUIs ("Diabetes" → T1, T2, …) would make the name a wrong synonym
         new = [
             n
             for n in dict.fromkeys((doc.focus, *doc.focus_synonyms))
-            if n and "?" not in n and len(n.split()) <= 6 and normalise_name(n) not in known
+            if n and "?" not in n and len(n.split()) <= 6 and normalise_name(n) not in taken
         ]
         if new:
             entities[ent.id] = ent.model_copy(update={"synonyms": (*ent.synonyms, *new)})
+            taken.update(normalise_name(n) for n in new)
             adopted += len(new)
     return adopted
 

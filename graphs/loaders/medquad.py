@@ -23,6 +23,15 @@ REQUIRED = ("id", "focus", "qtype", "question", "answer")
 LICENSE = "CC BY 4.0 (MedQuAD, Ben Abacha & Demner-Fushman 2019)"
 
 
+RESOURCE_LIST = "These resources address the diagnosis or management of"
+
+
+def _label(qtype: str, answer: str) -> str:
+    """GHR's 1,085 "treatment" answers are lists of links ("These resources address …"), not treatment
+    facts; labelling them ``resources`` keeps them out of answers to "how is X treated?"."""
+    return "resources" if answer.lstrip().startswith(RESOURCE_LIST) else label_for_qtype(qtype)
+
+
 @register_corpus_loader
 class MedQuADLoader(CorpusLoader):
     format = "medquad"
@@ -45,7 +54,7 @@ class MedQuADLoader(CorpusLoader):
                 title=" ".join(obj["question"].split()),
                 text=obj["answer"],
                 source=f"MedQuAD/{obj.get('source') or 'unknown'}",
-                label=label_for_qtype(obj["qtype"]),
+                label=_label(obj["qtype"], obj["answer"]),
                 url=obj.get("url") or "",
                 license=LICENSE,
                 focus=" ".join(obj["focus"].split()),
