@@ -82,6 +82,57 @@ def ask(
     err.print(f"[dim]consult {result.consult_id} · {result.seconds:.1f} s · LLM calls {result.llm_calls}")
 
 
+@app.command("chat")
+def chat(
+    resume: Annotated[str | None, typer.Option("--resume", help="Continue this consult id.")] = None,
+    task: Annotated[str, typer.Option(help="auto | clinical | mcq | check_reply | audit")] = "auto",
+    offline: Annotated[
+        bool, typer.Option("--offline", help="Do not use an LLM even if one is configured.")
+    ] = False,
+    kb_dir: Annotated[Path | None, typer.Option("--kb-dir", help="Knowledge-base root.")] = None,
+) -> None:
+    """A consult in the terminal: questions and follow-ups, live steps, cited answers, /help for commands."""
+    from agent.consult import Consultant
+    from agent.context import TASKS
+    from agent.errors import UserError
+    from agent.terminal import ChatSession
+
+    settings = load_settings(kb_dir=kb_dir)
+    out = Console()
+    with user_errors():
+        if task not in ("auto", *TASKS):
+            raise UserError(f"Unknown task '{task}'. Choose one of: auto, {', '.join(TASKS)}.")
+        if settings.kb_dir is None:
+            ensure_default_kb(settings)
+        with out.status("loading the knowledge base…"):
+            consultant = Consultant(settings, use_llm=not offline)
+        session = ChatSession(
+            consultant, out, task=task, consult_id=resume, history_path=settings.data_dir / "chat_history"
+        )
+    raise typer.Exit(session.run())
+
+
+@app.command("consults")
+def consults(
+    limit: Annotated[int, typer.Option(help="How many, newest first.")] = 20,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+) -> None:
+    """Recent consult ids with their first question (continue one with `evigraph chat --resume ID`)."""
+    from agent.sessions import open_checkpointer
+    from agent.terminal import consult_summaries, consults_table
+
+    settings = load_settings()
+    with user_errors():
+        rows = consult_summaries(open_checkpointer(settings), limit)
+    if as_json:
+        typer.echo(json.dumps(rows, indent=2, ensure_ascii=False))
+        return
+    if not rows:
+        typer.echo("No consults yet: start one with `evigraph chat` or `evigraph ask`.")
+        return
+    Console().print(consults_table(rows))
+
+
 def main() -> None:
     app()
 

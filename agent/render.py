@@ -6,12 +6,15 @@ appearance (``[1]``, ``[2]``) and lists what each number is underneath, so a cli
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
 from rich.console import Console, Group, RenderableType
 from rich.markdown import Markdown
 from rich.panel import Panel
+from rich.spinner import Spinner
+from rich.table import Table
 from rich.text import Text
 
 from agent.citations import CITATION
@@ -91,3 +94,113 @@ def event_line(event: dict[str, Any]) -> str:
     if name == "hypothesis":
         return f"hypothesis: {str(event.get('hypothesis', ''))[:80]}"
     return name
+
+
+def live_step_line(event: dict[str, Any]) -> str:
+    """``event_line`` plus the chat's wording for a turn's start and end (tokens are counted apart)."""
+    name = event.get("step", "?")
+    if name == "start":
+        return f"turn {event.get('turn', '?')} · task {event.get('task', '?')}"
+    if name == "answer":
+        return f"answer: {event.get('status', '?')} ({event.get('mode', '?')} mode)"
+    if name == "execute_tools":
+        return f"ran {len(event.get('ran', []) or [])} follow-up search(es)" + (
+            f", {len(event['rejected'])} rejected" if event.get("rejected") else ""
+        )
+    return event_line(event)
+
+
+def steps_panel(lines: list[str], status: str, running: bool) -> RenderableType:
+    """The live list of a turn's steps; the spinner shows while the agent still works."""
+    rows: list[RenderableType] = [Text(f"✓ {line}") for line in lines]
+    if running:
+        rows.append(Spinner("dots", text=Text(status, style="cyan")))
+    else:
+        rows.append(Text(status, style="dim"))
+    return Panel(Group(*rows), title="steps", title_align="left", border_style="dim")
+
+
+def sources_renderable(answer: dict[str, Any]) -> RenderableType:
+    """Every source of an answer, numbered, with where it comes from and its link (``/sources``)."""
+    sources = answer.get("sources", [])
+    if not sources:
+        return Text("The last answer has no sources.", style="yellow")
+    table = Table("#", "title", "source", title=f"sources ({len(sources)})", title_justify="left")
+    table.add_column("link", overflow="fold")
+    for i, s in enumerate(sources, 1):
+        title = s.get("title") or s.get("document_id", "")
+        table.add_row(str(i), title, s.get("source", ""), s.get("url", ""))
+    return table
+
+
+def trace_renderable(trace: list[dict[str, Any]]) -> RenderableType:
+    """What the agent did in the last turn, step by step, with any fallback it took (``/trace``)."""
+    if not trace:
+        return Text("No trace yet: ask a question first.", style="yellow")
+    table = Table("step", "round", "summary", "fallback", title="trace of the last turn")
+    table.title_justify = "left"
+    for rec in trace:
+        table.add_row(
+            str(rec.get("step", "")),
+            str(rec.get("round", "")),
+            str(rec.get("summary", "")),
+            Text(str(rec.get("fallback", "")), style="yellow"),
+        )
+    return table
+
+
+def consult_markdown(
+    consult_id: str, turns: list[dict[str, Any]], evidence_text: dict[str, str], exported_at: str
+) -> str:
+    """A whole consult as a Markdown document: every question, cited answer, citation list and source."""
+    out = [f"# EviGraph consult {consult_id}", "", f"Exported {exported_at} · {len(turns)} turn(s)", ""]
+    for i, turn in enumerate(turns, 1):
+        answer = turn.get("answer", {})
+        question = str(turn.get("question", "")).strip()
+        body, order = number_citations(str(answer.get("text", "")))
+        out += [f"## Turn {i}: {question.splitlines()[0][:120] if question else '(no question)'}", ""]
+        out += ["> " + line for line in question.splitlines()] + [""]
+        out += [
+            f"*Task {turn.get('task', '?')} · KB {turn.get('kb_version') or answer.get('kb_version', '?')} · "
+            f"{answer.get('mode', '?')} mode · {answer.get('status', '?')}*",
+            "",
+            body,
+            "",
+        ]
+        if order:
+            out += ["### Citations", ""]
+            for n, cid in enumerate(order, 1):
+                snippet = " ".join(evidence_text.get(cid, "").split())[:300]
+                out.append(f"{n}. `{cid}` {snippet}".rstrip())
+            out.append("")
+        sources = answer.get("sources", [])
+        if sources:
+            out += ["### Sources", ""]
+            for s in sources:
+                url = f" <{s['url']}>" if s.get("url") else ""
+                out.append(f"- {s.get('title') or s.get('document_id', '')} ({s.get('source', '')}){url}")
+            out.append("")
+        if answer.get("safety_note"):
+            out += [f"*{answer['safety_note']}*", ""]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def consults_table(rows: list[dict[str, Any]]) -> RenderableType:
+    """Recent consults (``evigraph consults``, ``/resume`` without an id)."""
+    table = Table("consult", "turns", "last activity (UTC)")
+    table.add_column("first question", no_wrap=True, overflow="ellipsis")
+    for r in rows:
+        question = " ".join(str(r.get("first_question", "")).split())
+        table.add_row(str(r["consult_id"]), str(r.get("turns", 0)), str(r.get("updated", "")), question[:70])
+    return table
+
+
+def turn_footer(consult_id: str, seconds: float, llm_calls: int, llm_tokens: int = 0) -> Text:
+    tokens = f" ({llm_tokens} tokens)" if llm_tokens else ""
+    return Text(f"consult {consult_id} · {seconds:.1f} s · LLM calls {llm_calls}{tokens}", style="dim")
+
+
+def consult_json(consult_id: str, turns: list[dict[str, Any]], kb_version: str, exported_at: str) -> str:
+    """A whole consult as JSON: every turn's question, task, full answer (sources, KB version) as stored."""
+    payload = {"consult_id": consult_id, "exported_at": exported_at, "kb_version": kb_version, "turns": turns}
+    return json.dumps(payload, indent=2, ensure_ascii=False, default=str) + "\n"

@@ -1,0 +1,392 @@
+"""``evigraph chat``: the terminal front end — a REPL for multi-turn consults.
+
+Why a worker thread: a turn runs in a background thread while the main thread draws the live step panel, so
+Ctrl-C (delivered to the main thread) cancels the *turn* and returns to the prompt instead of killing the
+session. The worker stops at the next progress event (its callback raises), which is a step boundary: the
+checkpoint keeps every completed turn and LangGraph discards the unfinished step on the next question.
+Input uses the stdlib ``readline`` (history file under the data dir, Tab completes commands), so no extra
+dependency is needed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import queue
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from rich.console import Console
+from rich.live import Live
+
+from agent.consult import Consultant, Event, TurnResult
+from agent.errors import EXPECTED_ERRORS, UserError
+from agent.render import (
+    consult_json,
+    consult_markdown,
+    consults_table,
+    live_step_line,
+    print_answer,
+    sources_renderable,
+    steps_panel,
+    trace_renderable,
+    turn_footer,
+)
+from agent.sessions import consult_exists, list_consults, thread_config
+
+try:
+    import readline
+except ImportError:  # Windows without pyreadline: plain input(), no history
+    readline = None  # type: ignore[assignment]
+
+log = logging.getLogger("evigraph")
+
+COMMANDS: dict[str, str] = {
+    "/sources": "sources of the last answer",
+    "/trace": "what the agent did in the last turn (step, summary, fallback)",
+    "/new": "start a new consult",
+    "/resume ID": "continue an earlier consult (without ID: list recent consults)",
+    "/export FILE": "save the whole consult as Markdown (.md) or JSON (.json)",
+    "/help": "this list",
+    "/quit": "leave (Ctrl-D also works)",
+}
+HISTORY_LENGTH = 1000
+
+
+class TurnCancelled(Exception):
+    """Raised inside the worker, from the progress callback, to stop a turn the person cancelled."""
+
+
+class TurnWorker(threading.Thread):
+    """Runs one consult turn off the main thread and hands its progress events over through a queue."""
+
+    def __init__(self, consultant: Consultant, question: str, consult_id: str | None, task: str) -> None:
+        super().__init__(name="evigraph-turn", daemon=True)
+        self.consultant, self.question, self.consult_id, self.task = consultant, question, consult_id, task
+        self.events: queue.Queue[Event] = queue.Queue()
+        self.cancel = threading.Event()
+        self.result: TurnResult | None = None
+        self.error: BaseException | None = None
+
+    def on_event(self, event: Event) -> None:
+        if self.cancel.is_set():
+            raise TurnCancelled
+        self.events.put(event)
+
+    def run(self) -> None:
+        try:
+            self.result = self.consultant.ask(
+                self.question, consult_id=self.consult_id, task=self.task, on_event=self.on_event
+            )
+        except TurnCancelled:
+            pass
+        except BaseException as exc:  # handed to the main thread, which reports it and stays in the session
+            self.error = exc
+
+
+def consult_summaries(checkpointer: BaseCheckpointSaver[Any], limit: int = 20) -> list[dict[str, Any]]:
+    """Recent consults, newest first, with their first question (read from the checkpoints, no KB needed)."""
+    out: list[dict[str, Any]] = []
+    for cid in list_consults(checkpointer, limit):
+        saved = checkpointer.get_tuple(thread_config(cid))  # type: ignore[arg-type]
+        if saved is not None:
+            values = saved.checkpoint.get("channel_values", {})
+            turns = list(values.get("turns", []) or [])
+            first = turns[0].get("question", "") if turns else values.get("question", "")
+            updated = str(saved.checkpoint.get("ts", ""))[:19].replace("T", " ")
+            out.append({"consult_id": cid, "turns": len(turns), "updated": updated, "first_question": first})
+    return out
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write via a temporary file in the same directory and ``os.replace``: never a half-written export."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+class ChatSession:
+    """One terminal chat: the current consult, the last turn's answer and trace, and the command loop."""
+
+    def __init__(
+        self,
+        consultant: Consultant,
+        console: Console,
+        task: str = "auto",
+        consult_id: str | None = None,
+        history_path: Path | None = None,
+    ) -> None:
+        self.consultant, self.console, self.task = consultant, console, task
+        self.history_path = history_path
+        self.consult_id: str | None = None
+        self.last_answer: dict[str, Any] = {}
+        self.last_trace: list[dict[str, Any]] = []
+        self.worker: TurnWorker | None = None  # a cancelled turn that may still be winding down
+        if consult_id is not None:
+            self.switch_to(consult_id)
+
+    # ---- the loop -------------------------------------------------------------------------------------
+
+    def run(self) -> int:
+        """Read and handle lines until /quit, Ctrl-D or two Ctrl-C in a row; returns the exit code."""
+        self.console.print(
+            f"[bold]EviGraph chat[/] · KB {self.consultant.kb.version} · {self.consultant.mode} mode · "
+            f"consult {self.consult_id or 'new'}\n"
+            "Type a question, or /help for commands. Ctrl-C cancels a running turn; Ctrl-D leaves."
+        )
+        interrupts = 0
+        with self.readline_history():
+            while True:
+                try:
+                    line = self.read_line()
+                except EOFError:
+                    self.console.print()
+                    break
+                except KeyboardInterrupt:
+                    interrupts += 1
+                    self.console.print()
+                    if interrupts >= 2:
+                        break
+                    self.console.print("[dim](Ctrl-C again, Ctrl-D or /quit to leave.)")
+                    continue
+                interrupts = 0
+                try:
+                    if not self.handle(line):
+                        break
+                except KeyboardInterrupt:
+                    self.console.print("[yellow]Interrupted.")
+        self.wind_down()
+        self.console.print("[dim]Bye.")
+        return 0
+
+    def prompt(self) -> str:
+        label = f"evigraph [{self.consult_id or 'new'}]> "
+        if readline is None or not self.console.is_terminal:
+            return label
+        return "\001\033[1;36m\002" + label + "\001\033[0m\002"  # \001..\002: zero-width for readline
+
+    def read_line(self) -> str:
+        """One input line; a trailing backslash continues on the next line (for pasted MCQ options)."""
+        parts = [input(self.prompt())]
+        if not self.console.is_terminal:  # piped input is not echoed: keep transcripts readable
+            self.console.print(parts[0], markup=False, highlight=False)
+        while parts[-1].endswith("\\"):
+            parts[-1] = parts[-1][:-1]
+            parts.append(input("... "))
+        return "\n".join(parts).strip()
+
+    def handle(self, line: str) -> bool:
+        """Run one command or question; False means leave."""
+        if not line:
+            return True
+        if not line.startswith("/"):
+            self.run_turn(line)
+            return True
+        name, _, arg = line.partition(" ")
+        arg = arg.strip()
+        if name in ("/quit", "/exit", "/q"):
+            return False
+        if name == "/help":
+            self.show_help()
+        elif name == "/sources":
+            self.console.print(sources_renderable(self.last_answer) if self.last_answer else "No answer yet.")
+        elif name == "/trace":
+            self.console.print(trace_renderable(self.last_trace))
+        elif name == "/new":
+            self.consult_id, self.last_answer, self.last_trace = None, {}, []
+            self.console.print("New consult: it gets its id with the first question.")
+        elif name == "/resume":
+            self.resume(arg)
+        elif name == "/export":
+            self.export(arg)
+        else:
+            self.console.print(f"[yellow]Unknown command {name}.[/] Type /help for the list.")
+        return True
+
+    def show_help(self) -> None:
+        for cmd, what in COMMANDS.items():
+            self.console.print(f"  [bold]{cmd:<14}[/] {what}", highlight=False)
+        self.console.print("Anything else is a question in the current consult. End a line with \\ to go on.")
+
+    # ---- a turn ---------------------------------------------------------------------------------------
+
+    def run_turn(self, question: str) -> None:
+        """Ask in the worker thread, drawing the steps live; Ctrl-C cancels the turn, not the session."""
+        self.wind_down()
+        worker = TurnWorker(self.consultant, question, self.consult_id, self.task)
+        self.worker = worker
+        started = time.perf_counter()
+        lines: list[str] = []
+        tokens = 0
+        cancelled = False
+        with Live(steps_panel(lines, "working…", True), console=self.console, refresh_per_second=8) as live:
+            worker.start()
+            try:
+                while worker.is_alive() or not worker.events.empty():
+                    while not worker.events.empty():
+                        event = worker.events.get_nowait()
+                        if event.get("step") == "token":
+                            tokens += 1
+                        else:
+                            lines.append(live_step_line(event))
+                    status = f"working… {time.perf_counter() - started:.0f} s"
+                    if tokens:
+                        status = f"writing the answer… {tokens} tokens"
+                    live.update(steps_panel(lines, status, True))
+                    worker.join(0.1)
+            except KeyboardInterrupt:
+                worker.cancel.set()
+                cancelled = True
+            elapsed = time.perf_counter() - started
+            live.update(steps_panel(lines, "cancelled" if cancelled else f"done in {elapsed:.1f} s", False))
+        if not self.console.is_terminal:
+            self.console.line()  # a non-terminal Live leaves its last frame without a newline
+        if cancelled:
+            self.console.print("[yellow]Turn cancelled.[/] Completed turns are kept; ask again or /quit.")
+            return
+        self.finish_turn(worker)
+
+    def finish_turn(self, worker: TurnWorker) -> None:
+        self.worker = None
+        if worker.error is not None:
+            self.report(worker.error)
+            return
+        result = worker.result
+        if result is None:
+            return
+        self.adopt(result)
+        evidence = self.consultant.kb.store.get_evidence(result.answer.get("evidence_ids", []))
+        print_answer(self.console, result.answer, {k: v.text for k, v in evidence.items()})
+        self.console.print(
+            turn_footer(result.consult_id, result.seconds, result.llm_calls, result.llm_tokens)
+        )
+
+    def adopt(self, result: TurnResult) -> None:
+        self.consult_id, self.last_answer, self.last_trace = result.consult_id, result.answer, result.trace
+
+    def wind_down(self) -> None:
+        """Wait for a cancelled turn to stop before anything else touches the consult."""
+        worker = self.worker
+        if worker is None:
+            return
+        if worker.is_alive():
+            self.console.print("[dim]Waiting for the cancelled turn to stop…")
+            try:
+                while worker.is_alive():
+                    worker.join(0.2)
+            except KeyboardInterrupt:
+                return  # keep it recorded; the next command waits again
+        self.worker = None
+        if worker.result is not None:  # it finished before it noticed the cancel: the turn is kept
+            self.adopt(worker.result)
+            self.console.print(
+                f"[dim]The cancelled turn had already finished; consult {self.consult_id} keeps it."
+            )
+
+    def report(self, exc: BaseException) -> None:
+        if isinstance(exc, EXPECTED_ERRORS):
+            self.console.print(f"[bold red]Error:[/] {exc}")
+        else:
+            log.error("unexpected error in a chat turn", exc_info=exc)
+            self.console.print(f"[bold red]Unexpected error ({type(exc).__name__}):[/] {exc}")
+
+    # ---- consults -------------------------------------------------------------------------------------
+
+    def switch_to(self, consult_id: str) -> None:
+        """Make ``consult_id`` current, with its last answer and trace; UserError when it does not exist."""
+        if not consult_exists(self.consultant.checkpointer, consult_id):
+            raise UserError(f"No consult '{consult_id}'. List them with /resume or `evigraph consults`.")
+        turns = self.consultant.history(consult_id)
+        values = self.consultant.graph.get_state(thread_config(consult_id)).values  # type: ignore[arg-type]
+        self.consult_id = consult_id
+        self.last_answer = dict(turns[-1].get("answer", {})) if turns else {}
+        self.last_trace = list(values.get("trace", [])) if turns else []
+
+    def resume(self, consult_id: str) -> None:
+        self.wind_down()
+        if not consult_id:
+            rows = consult_summaries(self.consultant.checkpointer, 10)
+            self.console.print(consults_table(rows) if rows else "No consults yet.")
+            self.console.print("Resume one with /resume ID.")
+            return
+        try:
+            self.switch_to(consult_id)
+        except UserError as exc:
+            self.console.print(f"[bold red]Error:[/] {exc}")
+            return
+        turns = self.consultant.history(consult_id)
+        self.console.print(f"Resumed consult {consult_id} ({len(turns)} turn(s)):")
+        for i, turn in enumerate(turns, 1):
+            question = " ".join(str(turn.get("question", "")).split())
+            self.console.print(f"  {i}. {question[:100]}", highlight=False)
+
+    def export(self, target: str) -> None:
+        """Write every turn of the consult (answers, sources, KB version) as Markdown or JSON, atomically."""
+        if not target:
+            self.console.print("Usage: /export FILE.md or /export FILE.json")
+            return
+        path = Path(target).expanduser()
+        fmt = {".json": "json", ".md": "md", ".markdown": "md", ".txt": "md"}.get(path.suffix.lower())
+        if fmt is None:
+            self.console.print(f"[yellow]Cannot tell the format of {path.name}:[/] use .md or .json.")
+            return
+        self.wind_down()
+        if self.consult_id is None:
+            self.console.print("Nothing to export yet: ask a question first.")
+            return
+        if not path.parent.is_dir():
+            self.console.print(f"[bold red]Error:[/] folder {path.parent} does not exist.")
+            return
+        turns = self.consultant.history(self.consult_id)
+        exported_at = datetime.now(UTC).isoformat(timespec="seconds")
+        if fmt == "json":
+            text = consult_json(self.consult_id, turns, self.consultant.kb.version, exported_at)
+        else:
+            ids = [i for t in turns for i in t.get("answer", {}).get("evidence_ids", [])]
+            evidence = self.consultant.kb.store.get_evidence(list(dict.fromkeys(ids)))
+            text = consult_markdown(
+                self.consult_id, turns, {k: v.text for k, v in evidence.items()}, exported_at
+            )
+        try:
+            write_atomically(path, text)
+        except OSError as exc:
+            self.console.print(f"[bold red]Error:[/] cannot write {path}: {exc.strerror or exc}")
+            return
+        self.console.print(f"Exported consult {self.consult_id} ({len(turns)} turn(s)) to {path}")
+
+    # ---- input history --------------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def readline_history(self) -> Iterator[None]:
+        """Load the history file and Tab completion of commands; save the history on the way out."""
+        if readline is None:
+            yield
+            return
+        words = [c.split()[0] for c in COMMANDS]
+        readline.set_completer(lambda text, i: ([w for w in words if w.startswith(text)] + [None])[i])
+        readline.set_completer_delims(" \t\n")
+        readline.parse_and_bind("tab: complete")
+        readline.set_history_length(HISTORY_LENGTH)
+        if self.history_path is not None and self.history_path.exists():
+            with contextlib.suppress(OSError):
+                readline.read_history_file(self.history_path)
+        try:
+            yield
+        finally:
+            if self.history_path is not None:
+                with contextlib.suppress(OSError):
+                    self.history_path.parent.mkdir(parents=True, exist_ok=True)
+                    readline.write_history_file(self.history_path)
