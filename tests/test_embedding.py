@@ -44,7 +44,7 @@ def embedder(request: pytest.FixtureRequest) -> Embedder:
 
 
 def test_shape_dtype_and_unit_norm(embedder: Embedder) -> None:
-    texts = [*MEDICAL_SENTENCES, *_real_snippets(20)]
+    texts = [*MEDICAL_SENTENCES, *_real_snippets(8)]
     vectors = embedder.embed(texts, batch_size=8)
     assert vectors.shape == (len(texts), EMBEDDING_DIM)
     assert vectors.dtype == np.float32
