@@ -12,9 +12,11 @@ from dataclasses import dataclass, field
 
 CITATION = re.compile(r"\[((?:[EC]):[A-Za-z0-9_:|.\-]+(?:\s*[,;]\s*[EC]:[A-Za-z0-9_:|.\-]+)*)\]")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\[(*-])|\n+")
-EXEMPT = re.compile(
-    r"^\s*(#+\s|answer:\s*[A-E]\b|insufficient evidence|\*\*?[^*]+\*\*?:?\s*$)", re.IGNORECASE
-)
+_CITATION_WITH_SPACE = re.compile(r"\s*" + CITATION.pattern)
+_ANSWER = r"[*_]*answer[*_]*\s*:\s*[*_]*\s*\(?([A-E])\b"
+ANSWER_OPTION = re.compile(r"(?im)^\s*" + _ANSWER)
+"""An MCQ answer line: "Answer: B", "**Answer:** B", "Answer: (B)"."""
+EXEMPT = re.compile(r"^\s*(#+\s|" + _ANSWER + r"|insufficient evidence|\*\*?[^*]+\*\*?:?\s*$)", re.IGNORECASE)
 
 
 @dataclass
@@ -31,6 +33,11 @@ class CheckedAnswer:
 
 def cited_ids(text: str) -> list[str]:
     return [i.strip() for group in CITATION.findall(text) for i in re.split(r"[,;]", group)]
+
+
+def strip_citations(text: str) -> str:
+    """The text without its citation brackets and the space before them ("used [E:x]." → "used.")."""
+    return _CITATION_WITH_SPACE.sub("", text).strip()
 
 
 def check_citations(answer: str, retrieved: set[str]) -> CheckedAnswer:
@@ -53,9 +60,9 @@ def check_citations(answer: str, retrieved: set[str]) -> CheckedAnswer:
             kept.append(sentence)
             continue
         if not valid:
-            out.removed.append(CITATION.sub("", raw).strip())
+            out.removed.append(strip_citations(raw))
             continue
         kept.append(sentence)
-        out.claims.append({"text": CITATION.sub("", sentence).strip(), "citations": valid})
+        out.claims.append({"text": strip_citations(sentence), "citations": valid})
     out.text = "\n".join(kept)
     return out

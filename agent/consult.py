@@ -77,14 +77,18 @@ class Consultant:
             )
         if task not in ("auto", *TASKS):
             raise UserError(f"Unknown task '{task}'. Choose one of: auto, {', '.join(TASKS)}.")
-        if len(text) > MAX_INPUT_CHARS:
+        original_chars = len(text)
+        if original_chars > MAX_INPUT_CHARS:
+            # Bound what is checkpointed; start_turn cuts further and warns with the original size.
             text = text[:MAX_INPUT_CHARS]
         if consult_id is not None and not consult_exists(self.checkpointer, consult_id):
             raise UserError(
                 f"No consult '{consult_id}'. Start a new one, or list them with `evigraph consults`."
             )
         cid = consult_id or new_consult_id()
-        ctx = replace(context or ConsultContext(), task=task)  # type: ignore[arg-type]  # validated above
+        base = context or ConsultContext()
+        extra = {**base.extra, "input_chars": original_chars}
+        ctx = replace(base, task=task, extra=extra)  # type: ignore[arg-type]  # task validated above
         config: RunnableConfig = {**thread_config(cid), "recursion_limit": recursion_limit(ctx)}  # type: ignore[typeddict-item]
         started = time.perf_counter()
         for mode, chunk in self.graph.stream(

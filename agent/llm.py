@@ -66,6 +66,12 @@ def _reason(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}"[:300]
 
 
+def _malformed_calls(message: BaseMessage | None) -> str:
+    """Names of tool calls whose arguments did not parse (the client lists them as ``invalid_tool_calls``)."""
+    invalid = getattr(message, "invalid_tool_calls", None) or []
+    return ", ".join(str(c.get("name") or "?") for c in invalid)
+
+
 def structured_call(model: BaseChatModel, schema: type[M], prompt: str, usage: Usage) -> M:
     """Ask for a ``schema`` object through function calling; raise :class:`LLMStepFailed` on any failure."""
     try:
@@ -81,7 +87,10 @@ def structured_call(model: BaseChatModel, schema: type[M], prompt: str, usage: U
     if isinstance(parsed, schema):
         return parsed
     error = out.get("parsing_error")
-    if isinstance(raw, AIMessage) and not raw.tool_calls and raw.content:
+    malformed = _malformed_calls(raw)
+    if malformed:
+        reason = f"the model's function arguments were not valid JSON ({malformed})"
+    elif isinstance(raw, AIMessage) and not raw.tool_calls and raw.content:
         reason = "the model answered in text instead of calling the function (refusal or unstructured reply)"
     else:
         reason = f"unparseable structured output ({_reason(error) if error else 'no result'})"
@@ -122,6 +131,11 @@ def tool_call_plan(model: BaseChatModel, tools: list[Any], prompt: str, usage: U
         raise LLMStepFailed(_reason(exc)) from exc
     usage.record(message)
     calls = getattr(message, "tool_calls", None) or []
+    malformed = _malformed_calls(message)
+    if malformed and not calls:
+        reason = f"the model's tool-call arguments were not valid JSON ({malformed})"
+        usage.failures.append(reason)
+        raise LLMStepFailed(reason)
     return [{"name": c["name"], "args": dict(c.get("args") or {})} for c in calls]
 
 

@@ -16,11 +16,11 @@ from typing import Any
 import numpy as np
 from langgraph.runtime import Runtime
 
-from agent.citations import check_citations
+from agent.citations import ANSWER_OPTION, check_citations
 from agent.context import ConsultContext
 from agent.deps import ConsultDeps
 from agent.llm import LLMStepFailed, Usage, text_call
-from agent.nodes.common import emit, llm_on, step, usage_update
+from agent.nodes.common import emit, llm_on, question_in_context, step, usage_update
 from agent.nodes.hypothesis import condition
 from agent.state import ConsultState, EvidenceRec, Verdict
 from prompts import load_prompt, render_prompt
@@ -117,7 +117,7 @@ def llm_answer(
     prompt = render_prompt(
         "answer",
         condition=condition(task),
-        question=state["question"],
+        question=question_in_context(state),
         evidence="\n".join(
             f"[{e['id']}] ({e.get('label', '')}; {e.get('title', '')}) {e['text']}" for e in evidence
         )
@@ -132,7 +132,7 @@ def llm_answer(
     checked = check_citations(raw, retrieved)
     if not checked.claims and "insufficient evidence" not in checked.text.lower():
         raise LLMStepFailed("the answer had no claim with a valid citation")
-    option = re.search(r"(?im)^\s*answer:\s*\(?([A-E])\b", checked.text)
+    option = ANSWER_OPTION.search(checked.text)
     return {
         "text": checked.text,
         "claims": checked.claims,
@@ -184,7 +184,7 @@ def make_answer(deps: ConsultDeps):  # type: ignore[no-untyped-def]
                 "warnings": state.get("warnings", []),
             }
         )
-        emit(runtime, "answer", status=status, mode=payload["mode"])
+        emit(runtime, "answer", status=status, mode=payload["mode"], fallback=fallback)
         turn = {
             "question": state["question"],
             "task": state.get("task", ""),

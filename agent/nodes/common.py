@@ -36,3 +36,16 @@ def usage_update(state: ConsultState, usage: Usage) -> dict[str, int]:
         "llm_calls": state.get("llm_calls", 0) + usage.calls,
         "llm_tokens": state.get("llm_tokens", 0) + usage.tokens,
     }
+
+
+def question_in_context(state: ConsultState, keep: int = 2, chars: int = 300) -> str:
+    """The question as the LLM should read it: in a follow-up turn, prefixed by the consult's last questions.
+
+    Why: "What are its symptoms?" means nothing without the question before it; the prompts quote the
+    question as data, so earlier questions are quoted with it, marked as earlier.
+    """
+    earlier = [t.get("question", "") for t in state.get("turns", [])][-keep:]
+    if not earlier:
+        return state["question"]
+    lines = [f"(earlier in this consult: {q[:chars]})" for q in earlier if q]
+    return "\n".join([*lines, state["question"]])

@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field
 from agent.context import ConsultContext
 from agent.deps import ConsultDeps
 from agent.llm import LLMStepFailed, Usage, structured_call
-from agent.nodes.common import emit, llm_on, step, usage_update
+from agent.nodes.common import emit, llm_on, question_in_context, step, usage_update
 from agent.state import ConsultState
 from prompts import load_prompt, render_prompt
 
@@ -44,7 +44,9 @@ def make_hypothesis(deps: ConsultDeps):  # type: ignore[no-untyped-def]
             return {"trace": [step(state, "hypothesis", "skipped (offline mode)")]}
         usage = Usage()
         prompt = render_prompt(
-            "hypothesis", condition=condition(state.get("task", "clinical")), question=state["question"]
+            "hypothesis",
+            condition=condition(state.get("task", "clinical")),
+            question=question_in_context(state),
         )
         try:
             out = structured_call(deps.llm, HypothesisOutput, prompt, usage)

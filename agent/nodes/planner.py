@@ -14,6 +14,7 @@ retrieval). Offline: a rule-based planner makes the same kinds of calls —
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal
 
 from langgraph.runtime import Runtime
@@ -23,10 +24,11 @@ from pydantic import ValidationError
 from agent.context import ConsultContext
 from agent.deps import ConsultDeps
 from agent.llm import LLMStepFailed, Usage, tool_call_plan
-from agent.nodes.common import emit, llm_on, step, usage_update
+from agent.nodes.common import emit, llm_on, question_in_context, step, usage_update
 from agent.nodes.retrieval import fold_chains, fold_entities, fold_topics, walk_seeds
 from agent.state import ConsultState, ToolCallRec
 from prompts import render_prompt
+from tools.common import ToolInputError
 from tools.hypergraph_walk import HypergraphWalkRequest, hypergraph_walk, hypergraph_walk_tool
 from tools.ner_link import DEFAULT_DELTA, NerLinkRequest, ner_link, ner_link_tool
 from tools.reasoning_chain import ReasoningChainRequest, reasoning_chain, reasoning_chain_tool
@@ -98,6 +100,31 @@ def offline_plan(state: ConsultState, ctx: ConsultContext) -> list[ToolCallRec]:
     return calls[: ctx.max_tool_calls_per_round]
 
 
+def call_key(call: ToolCallRec) -> str:
+    return json.dumps({"name": call.get("name"), "args": call.get("args", {})}, sort_keys=True, default=str)
+
+
+def drop_repeated(state: ConsultState, calls: list[ToolCallRec]) -> tuple[list[ToolCallRec], int]:
+    """Calls not already made in this turn (the trace holds this turn's plans), and how many were dropped.
+
+    Why: the same call on the same KB returns the same result, so repeating it spends a round and finds
+    nothing; when every proposed call is a repeat the loop goes to the answer instead.
+    """
+    done = {
+        call_key(c)
+        for rec in state.get("trace", [])
+        if rec.get("step") == "plan"
+        for c in rec.get("detail", {}).get("calls", [])
+    }
+    fresh: list[ToolCallRec] = []
+    for call in calls:
+        key = call_key(call)
+        if key not in done:
+            done.add(key)
+            fresh.append(call)
+    return fresh, len(calls) - len(fresh)
+
+
 def make_plan(deps: ConsultDeps):  # type: ignore[no-untyped-def]
     def plan(
         state: ConsultState, runtime: Runtime[ConsultContext]
@@ -116,7 +143,7 @@ def make_plan(deps: ConsultDeps):  # type: ignore[no-untyped-def]
             prompt = render_prompt(
                 "planner",
                 max_calls=ctx.max_tool_calls_per_round,
-                question=state["question"],
+                question=question_in_context(state),
                 missing=", ".join(missing) or "; ".join(verdict.get("reasons", [])) or "unspecified",
                 entities=", ".join(f"{e['id']}: {e['name']}" for e in state.get("entities", [])[:20])
                 or "(none)",
@@ -129,21 +156,26 @@ def make_plan(deps: ConsultDeps):  # type: ignore[no-untyped-def]
             except LLMStepFailed as exc:
                 fallback = f"LLM planning failed ({exc}); used the offline planner"
                 calls = offline_plan(state, ctx)
+            calls, repeated = drop_repeated(state, calls)
             if not calls and not fallback:
-                fallback = "the LLM asked for no tool call; used the offline planner"
+                fallback = (
+                    "the LLM only repeated earlier calls; used the offline planner"
+                    if repeated
+                    else "the LLM asked for no tool call; used the offline planner"
+                )
                 calls = offline_plan(state, ctx)
         else:
             calls = offline_plan(state, ctx)
+        calls, repeated = drop_repeated(state, calls)
         calls = calls[: ctx.max_tool_calls_per_round]
         emit(runtime, "plan", calls=[f"{c['name']}: {c.get('why', '')}" for c in calls])
+        summary = f"{len(calls)} follow-up call(s)" + (
+            "" if calls else ": nothing new to search, answering with what was found"
+        )
         update = {
             **usage_update(state, usage),
             "pending_calls": calls,
-            "trace": [
-                step(
-                    state, "plan", f"{len(calls)} follow-up call(s)", fallback, calls=[dict(c) for c in calls]
-                )
-            ],
+            "trace": [step(state, "plan", summary, fallback, calls=[dict(c) for c in calls])],
         }
         return Command(goto="execute_tools" if calls else "answer", update=update)
 
@@ -182,6 +214,8 @@ def make_execute_tools(deps: ConsultDeps):  # type: ignore[no-untyped-def]
                 done.append(name)
             except ValidationError as exc:
                 rejected.append(f"{name}: invalid arguments ({exc.error_count()} error(s))")
+            except ToolInputError as exc:
+                rejected.append(f"{name}: {exc}")
         emit(runtime, "execute_tools", ran=done, rejected=rejected)
         return {
             "entities": entities,

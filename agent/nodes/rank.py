@@ -14,6 +14,7 @@ from langgraph.runtime import Runtime
 from agent.context import ConsultContext
 from agent.deps import ConsultDeps
 from agent.nodes.common import emit, step
+from agent.nodes.retrieval import search_question
 from agent.state import ConsultState, EvidenceRec
 from graphs.labels import labels_asked
 from tools.evidence_rank import EvidenceRankRequest, Feature, RankedEvidence, evidence_rank
@@ -52,7 +53,7 @@ def make_evidence_rank(deps: ConsultDeps):  # type: ignore[no-untyped-def]
         candidates = state.get("candidates", {})
         best = sorted(candidates, key=lambda k: (-candidates[k], k))[:MAX_CANDIDATES]
         request = EvidenceRankRequest(
-            question=state["question"],
+            question=search_question(state),
             hypothesis=state.get("hypothesis") or None,
             candidate_ids=best,
             graph_scores={k: candidates[k] for k in best},

@@ -89,6 +89,29 @@ def walk_seeds(state: ConsultState) -> list[str]:
     return [e["id"] for e in ents[:MAX_WALK_SEEDS]]
 
 
+def carried_entities(state: ConsultState) -> list[EntityRec]:
+    """The affirmed entities of the consult's latest earlier turn, for a follow-up that names none.
+
+    "What are its symptoms?" after a question about gout links nothing by itself; without this the turn
+    would search from nothing and end "insufficient" although the consult knows what "its" refers to.
+    """
+    turn = state.get("turn", 1)
+    earlier = [e for e in state.get("entities", []) if e.get("turn", 0) < turn and not e.get("negated")]
+    if not earlier:
+        return []
+    latest = max(e.get("turn", 0) for e in earlier)
+    return [e for e in earlier if e.get("turn", 0) == latest]
+
+
+def search_question(state: ConsultState) -> str:
+    """The question as retrieval should read it: a follow-up that names no entity gets the names it continues
+    with, so the vector search and the relevance check look for "its symptoms" of the right disease."""
+    turn = state.get("turn", 1)
+    ids = set(state.get("turn_entity_ids", []))
+    carried = [e["name"] for e in state.get("entities", []) if e["id"] in ids and e.get("turn", turn) < turn]
+    return f"{state['question']} ({', '.join(carried)})" if carried else state["question"]
+
+
 def make_ner_link(deps: ConsultDeps):  # type: ignore[no-untyped-def]
     def link(state: ConsultState, runtime: Runtime[ConsultContext]) -> dict[str, Any]:
         texts, sources = [state["question"]], ["question"]
@@ -103,6 +126,12 @@ def make_ner_link(deps: ConsultDeps):  # type: ignore[no-untyped-def]
         )
         result = ner_link(deps.kb, request)
         entities = fold_entities(result, state.get("turn", 1))
+        in_question = any(
+            not m.negated for e in result.entities for m in e.mentions if m.source == "question"
+        )
+        carried = [] if in_question else carried_entities(state)
+        turn_ids = [e["id"] for e in entities]
+        turn_ids += [e["id"] for e in carried if e["id"] not in turn_ids]
         emit(
             runtime,
             "ner_link",
@@ -110,18 +139,23 @@ def make_ner_link(deps: ConsultDeps):  # type: ignore[no-untyped-def]
                 f"{e['name']} ({e['type']})" + (" [negated]" if e["negated"] else "") for e in entities
             ],
             unlinked=result.unlinked_terms,
+            carried=[e["name"] for e in carried],
         )
+        summary = f"{len(entities)} entities linked, {len(result.unlinked_terms)} terms unlinked"
+        if carried:
+            summary += f"; follow-up question, continuing with {', '.join(e['name'] for e in carried)}"
         return {
             "entities": entities,
-            "turn_entity_ids": [e["id"] for e in entities],
+            "turn_entity_ids": turn_ids,
             "unlinked_terms": result.unlinked_terms,
             "warnings": [*state.get("warnings", []), *result.warnings],
             "trace": [
                 step(
                     state,
                     "ner_link",
-                    f"{len(entities)} entities linked, {len(result.unlinked_terms)} terms unlinked",
+                    summary,
                     entities=[e["id"] for e in entities],
+                    carried=[e["id"] for e in carried],
                 )
             ],
         }

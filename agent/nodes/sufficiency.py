@@ -9,7 +9,9 @@ requests). Offline: a measurable rule over the top evidence —
 * relevance: the best passage's cosine similarity to the question reaches ``MIN_RELEVANCE``.
 
 ``completeness = 10 · (0.5 · entity coverage + 0.3 · label coverage + 0.2 · relevance)``; sufficient when
-it is at least ``SUFFICIENT_AT`` and at least one question entity is covered. A question whose entities the
+it is above ``SUFFICIENT_AT`` (the paper's "high", > 7, as for an LLM's rating) and at least one question
+entity is covered — so every entity covered but none of the asked-about labels (exactly 7) is a reason to
+search for those labels, not an answer. A question whose entities the
 KB does not know, or whose best passage is unrelated, therefore ends "insufficient" instead of being
 answered from loosely related text. Either way the verdict and its reasons are kept in state and shown.
 """
@@ -25,7 +27,7 @@ from pydantic import BaseModel, Field
 from agent.context import ConsultContext
 from agent.deps import ConsultDeps
 from agent.llm import LLMStepFailed, Usage, structured_call
-from agent.nodes.common import emit, llm_on, step, usage_update
+from agent.nodes.common import emit, llm_on, question_in_context, step, usage_update
 from agent.nodes.hypothesis import condition
 from agent.state import ConsultState, EntityRec, Verdict
 from graphs.labels import labels_asked
@@ -52,18 +54,25 @@ def question_entities(state: ConsultState) -> list[EntityRec]:
     return [e for e in state.get("entities", []) if e["id"] in turn_ids and not e.get("negated")]
 
 
-def rule_verdict(deps: ConsultDeps, state: ConsultState) -> Verdict:
+def entity_coverage(deps: ConsultDeps, state: ConsultState) -> tuple[list[EntityRec], list[str], float]:
+    """The question's entities, the names no top passage mentions, and the best passage's cosine."""
     top = state.get("evidence", [])[:TOP_FOR_COVERAGE]
     ents = question_entities(state)
     mentioned = deps.kb.store.evidence_entities([e["id"] for e in top])
     covered_ids = {m for ev in top for m in (*mentioned.get(ev["id"], []), ev.get("keyword_entity", ""))}
     missing_entities = [e["name"] for e in ents if e["id"] not in covered_ids]
+    best = max((ev.get("scores", {}).get("cosine", 0.0) for ev in top), default=0.0)
+    return ents, missing_entities, best
+
+
+def rule_verdict(deps: ConsultDeps, state: ConsultState) -> Verdict:
+    top = state.get("evidence", [])[:TOP_FOR_COVERAGE]
+    ents, missing_entities, best = entity_coverage(deps, state)
     entity_cov = (len(ents) - len(missing_entities)) / len(ents) if ents else 0.0
     asked = labels_asked(state.get("question", ""))
     have = {ev.get("label") for ev in top}
     missing_labels = [lab for lab in asked if lab not in have]
     label_cov = (len(asked) - len(missing_labels)) / len(asked) if asked else 1.0
-    best = max((ev.get("scores", {}).get("cosine", 0.0) for ev in top), default=0.0)
     relevant = best >= MIN_RELEVANCE
     completeness = round(10 * (0.5 * entity_cov + 0.3 * label_cov + 0.2 * float(relevant)), 1)
     reasons = [
@@ -74,7 +83,7 @@ def rule_verdict(deps: ConsultDeps, state: ConsultState) -> Verdict:
     ]
     if not ents:
         reasons.insert(0, "no medical entity of the question was found in the knowledge graph")
-    sufficient = completeness >= SUFFICIENT_AT and entity_cov > 0 and relevant
+    sufficient = completeness > SUFFICIENT_AT and entity_cov > 0 and relevant
     return {
         "sufficient": sufficient,
         "completeness": completeness,
@@ -96,21 +105,44 @@ def _llm_verdict(deps: ConsultDeps, state: ConsultState, usage: Usage) -> Verdic
     prompt = render_prompt(
         "sufficiency",
         condition=condition(state.get("task", "clinical")),
-        question=state["question"],
+        question=question_in_context(state),
         entities=entities,
         evidence=evidence or "(none)",
         chains=chains,
     )
     out = structured_call(deps.llm, LLMVerdict, prompt, usage)
+    sufficient = out.completeness > SUFFICIENT_AT
+    reasons = [*out.reasons, *out.followups][:6]
+    method = "llm"
+    if sufficient:
+        overruled = unrelated_evidence(deps, state)
+        if overruled:
+            sufficient, method = False, "llm, overruled by the evidence check"
+            reasons.append(overruled)
     return {
-        "sufficient": out.completeness > SUFFICIENT_AT,
+        "sufficient": sufficient,
         "completeness": out.completeness,
         "missing_entities": out.missing_entities[:5],
         "missing_labels": out.missing_labels[:5],
         "missing_relations": out.missing_relations[:5],
-        "reasons": [*out.reasons, *out.followups][:6],
-        "method": "llm",
+        "reasons": reasons,
+        "method": method,
     }
+
+
+def unrelated_evidence(deps: ConsultDeps, state: ConsultState) -> str:
+    """Why the evidence plainly does not cover the question, or "" — a floor under an LLM's "sufficient".
+
+    Models over-trust incomplete evidence (ALGORITHMS.md §7); when no passage mentions any entity of the
+    question and none is even similar to it, no rating makes the evidence an answer to this question.
+    """
+    ents, missing, best = entity_coverage(deps, state)
+    if len(missing) < len(ents) or best >= MIN_RELEVANCE:
+        return ""
+    return (
+        f"overruled: no top passage mentions an entity of the question and the best passage similarity "
+        f"{best:.2f} is below {MIN_RELEVANCE}"
+    )
 
 
 def make_sufficiency(deps: ConsultDeps):  # type: ignore[no-untyped-def]

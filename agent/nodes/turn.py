@@ -57,6 +57,9 @@ def detect_task(question: str) -> str:
 
 def start_turn(state: ConsultState, runtime: Runtime[ConsultContext]) -> dict[str, Any]:
     question, note = truncate(state.get("question", "").strip(), MAX_QUESTION_CHARS)
+    original = int(runtime.context.extra.get("input_chars", 0) or 0)
+    if note and original > len(state.get("question", "")):  # the caller already cut it: report the real size
+        note = f"input truncated from {original:,} to {len(question):,} characters"
     task = runtime.context.task if runtime.context.task in TASKS else detect_task(question)
     turn = len(state.get("turns", [])) + 1
     emit(runtime, "start", task=task, turn=turn)
@@ -78,5 +81,5 @@ def start_turn(state: ConsultState, runtime: Runtime[ConsultContext]) -> dict[st
         "llm_calls": 0,
         "llm_tokens": 0,
         "warnings": warnings,
-        "trace": Overwrite([step(state, "start_turn", f"turn {turn}, task {task}")]),
+        "trace": Overwrite([step({}, "start_turn", f"turn {turn}, task {task}")]),
     }
