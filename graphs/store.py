@@ -67,7 +67,8 @@ class GraphStore(ABC):
         """Edges incident to the given nodes, sorted by (head, relation, tail).
 
         ``direction="out"`` gives edges whose head is in ``ids``; ``"in"`` those whose tail is. At most
-        ``limit_per_node`` edges per node and direction are returned (the first in sorted order).
+        ``limit_per_node`` edges per node and direction are returned: the first in (neighbour id, relation
+        id) order, which is the order of the CSR rows.
         """
 
     @abstractmethod
