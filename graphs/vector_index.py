@@ -36,6 +36,9 @@ class VectorIndex(Protocol):
     def search(
         self, collection: str, query: np.ndarray, limit: int, only_ids: Sequence[str] | None = None
     ) -> list[tuple[str, float]]: ...
+    def search_many(
+        self, collection: str, queries: np.ndarray, limit: int
+    ) -> list[list[tuple[str, float]]]: ...
     def get_vectors(self, collection: str, ids: Sequence[str]) -> dict[str, np.ndarray]: ...
     def count(self, collection: str) -> int: ...
     def flush(self) -> None: ...
@@ -124,6 +127,21 @@ class MatrixVectorIndex:
         top = np.argpartition(-scores, k - 1)[:k]
         top = top[np.lexsort((top, -scores[top]))]
         return [(ids[int(i)], float(scores[i])) for i in top]
+
+    def search_many(self, collection: str, queries: np.ndarray, limit: int) -> list[list[tuple[str, float]]]:
+        """Top ``limit`` hits for each query row, with one matrix product (many short terms at once)."""
+        self._load(collection)
+        mat, ids = self._mats[collection], self._ids[collection]
+        if not ids or len(queries) == 0:
+            return [[] for _ in range(len(queries))]
+        scores = np.asarray(np.asarray(queries, dtype=np.float32) @ mat.T)
+        k = min(limit, len(ids))
+        out = []
+        for row in scores:
+            top = np.argpartition(-row, k - 1)[:k]
+            top = top[np.lexsort((top, -row[top]))]
+            out.append([(ids[int(i)], float(row[i])) for i in top])
+        return out
 
     def get_vectors(self, collection: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
         self._load(collection)
@@ -226,6 +244,9 @@ class QdrantVectorIndex:
         )
         hits = [(str(p.payload["id"]), float(p.score)) for p in res.points]
         return sorted(hits, key=lambda h: (-round(h[1], 6), h[0]))
+
+    def search_many(self, collection: str, queries: np.ndarray, limit: int) -> list[list[tuple[str, float]]]:
+        return [self.search(collection, q, limit) for q in np.asarray(queries, dtype=np.float32)]
 
     def get_vectors(self, collection: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
         name = self._ensure(collection)

@@ -1,0 +1,512 @@
+"""``evidence_rank``: order candidate evidence for a question and cut it to what a reader can use.
+
+Candidates come from the caller (walk topics, mapped chain evidence) plus a vector search; their stored
+vectors are read from the index (evidence is never re-embedded); only the query, its fragments and the
+features are embedded (two encoder calls, see :func:`_embed`). Methods, selectable and combinable:
+
+* ``cosine`` — similarity to ``Q ⊕ HO`` (with a hypothesis this is KG-Rank's answer expansion);
+* ``fragment`` — HyKGE §4.3/§A.9: ``Q ⊕ HO`` without stop words in windows of 10 words, overlap 4; every
+  candidate against every fragment, each fragment taken relative to its own best candidate so that every
+  aspect of a multi-part question gets its top evidence near the top (tools/ranking.fragment_scores);
+* ``idep`` — EbmKG eq. 9 over features ``f_i`` with usefulness ``u_i``: from an LLM under a task's search
+  condition when the caller passes them, otherwise derived offline (:func:`offline_features`);
+* ``hybrid`` — BCG: min–max rescale the graph score (walk / chains) and the semantic score, average;
+* ``mmr`` — KG-Rank: select greedily with ``rel − w · mean_sim(selected)``, ``w = 0.1 + 0.01·n``.
+
+The semantic score is the mean of the min–max-rescaled scores of the selected semantic methods (cosine,
+fragment, idep), so methods on different scales (eq. 9 lives in [0, 10]) combine without one swamping the
+others. Near-duplicates (same document with mostly the same span, or cosine > 0.97) keep only the better
+one. The ranked list is cut at ``top_k`` items and a word budget (EbmKG caps retrieved text at 8,000 words).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any, Literal
+
+import numpy as np
+from langchain_core.tools import BaseTool
+from pydantic import BaseModel, Field
+
+from graphs.kb import KnowledgeBase
+from graphs.labels import labels_asked
+from graphs.schema import Evidence
+from tools.common import as_langchain_tool, truncate
+from tools.ranking import (
+    fragment_matrix,
+    fragment_scores,
+    fragments,
+    idep_scores,
+    minmax,
+    mmr_order,
+    near_duplicates,
+)
+
+RankMethod = Literal["cosine", "fragment", "idep", "hybrid", "mmr"]
+DEFAULT_METHODS: tuple[RankMethod, ...] = ("cosine", "fragment", "idep", "mmr")
+"""Chosen by a light measurement on the test slice KB: 18 questions written in our own words about slice
+MedQuAD documents (29 asked aspects, each a set of gold documents), pipeline ner_link → hypergraph_walk
+(ppr) → evidence_rank(top_k=5, vector_k=50, offline idep features, label boost 0.2). Aspect recall@5 / MRR:
+cosine 0.66 / 0.47, fragment 0.76 / 0.50, cosine+idep 0.79 / 0.58, cosine+idep+mmr 0.86 / 0.60,
+**cosine+fragment+idep+mmr 0.86 / 0.62**, adding hybrid 0.76 / 0.55, idep alone 0.55 / 0.35 (eq. 9 says
+which feature an evidence is about, not how relevant it is). Hybrid is left out because the graph scores of
+a walk from offline links were noise here (on the slice most paraphrased questions link to 0–2 entities);
+pass it explicitly when the walk starts from good links. Fragment scoring ties cosine on these short
+questions and is kept for what HyKGE built it for: a long hypothesis that would dominate one query vector.
+With 29 aspects one aspect is 0.034, so only differences of 2+ aspects mean anything."""
+SEMANTIC_METHODS: tuple[RankMethod, ...] = ("cosine", "fragment", "idep")
+DUPLICATE_COSINE = 0.97
+LABEL_BOOST = 0.2
+"""Added to the [0, 1] final score of evidence whose label the question asks about (e.g. "treatment").
+Measured with the default methods (see DEFAULT_METHODS): boost 0 → recall@5 0.66, 0.1 → 0.79, 0.2 → 0.86."""
+MAX_FRAGMENTS = 24
+"""Fragments embedded per call: ~140 content words of ``Q ⊕ HO``; a longer hypothesis is cut with a note."""
+MAX_CANDIDATES = 1000
+DF_CAP = 2000
+"""Evidence counted per entity for specificity; a hub beyond it is simply "very common"."""
+
+Origin = Literal["candidate", "vector"]
+
+
+class Feature(BaseModel):
+    """An evidence feature and its usefulness, as EbmKG's evidence-feature prompt returns them."""
+
+    text: str = Field(min_length=1, max_length=1000, description="An aspect the evidence should address.")
+    usefulness: float = Field(ge=0.0, le=10.0, description="How useful evidence with this aspect is, 0-10.")
+
+
+class EvidenceRankRequest(BaseModel):
+    """Arguments of ``evidence_rank`` (also the tool's JSON schema)."""
+
+    question: str = Field(min_length=1, description="The question (truncated to 4,000 characters).")
+    hypothesis: str | None = Field(
+        default=None, description="A tentative answer (HyKGE hypothesis output) used only to find evidence."
+    )
+    candidate_ids: list[str] = Field(
+        default_factory=list,
+        max_length=MAX_CANDIDATES,
+        description="Evidence ids (E:...) from the topic walk or reasoning chains. May be empty: a vector "
+        "search adds candidates.",
+    )
+    graph_scores: dict[str, float] | None = Field(
+        default=None, description="Graph-based score per evidence id (walk visits, chain score), for hybrid."
+    )
+    features: list[Feature] | None = Field(
+        default=None,
+        max_length=40,
+        description="Evidence features with usefulness 0-10 from an LLM under a search condition, for idep. "
+        "Without them idep derives features from the question.",
+    )
+    entity_ids: list[str] = Field(
+        default_factory=list,
+        max_length=50,
+        description="Entity ids linked by ner_link (offline idep features).",
+    )
+    methods: list[RankMethod] = Field(
+        default_factory=lambda: list(DEFAULT_METHODS),
+        min_length=1,
+        description="Ranking methods to combine: cosine, fragment, idep, hybrid, mmr.",
+    )
+    vector_k: int = Field(default=50, ge=0, le=500, description="Candidates added by vector search.")
+    top_k: int = Field(default=20, ge=1, le=200, description="Maximum evidence units returned.")
+    word_budget: int = Field(
+        default=8000, ge=50, le=50_000, description="Maximum words of evidence returned."
+    )
+    labels_boost: list[str] | None = Field(
+        default=None,
+        description="Evidence labels the question asks about (treatment, symptoms, ...) to boost; default: "
+        "read from the question's wording; [] for none.",
+    )
+
+
+class ScoreBreakdown(BaseModel):
+    """Every score that went into the rank; ``None`` where the method was not used."""
+
+    cosine: float
+    fragment: float | None = Field(
+        default=None, description="1.0 = the best match of some fragment; less by the cosine gap to it."
+    )
+    best_fragment: int | None = Field(default=None, description="Index of the closest fragment.")
+    idep: float | None = None
+    graph: float | None = None
+    hybrid: float | None = None
+    label_boost: float = 0.0
+    relevance: float = Field(
+        description="Mean of the min-max rescaled semantic scores (or hybrid), plus label_boost."
+    )
+    mmr_penalty: float | None = Field(default=None, description="w · mean similarity to items picked before.")
+    final: float = Field(description="The score the item was ranked by: relevance − mmr_penalty.")
+
+
+class RankedEvidence(BaseModel):
+    id: str
+    document_id: str
+    title: str
+    label: str
+    keyword_entity: str
+    text: str
+    words: int
+    origin: list[Origin]
+    scores: ScoreBreakdown
+
+
+class UsedFeature(BaseModel):
+    text: str
+    usefulness: float
+    origin: str = Field(description='"llm", or how it was derived offline: fragment / entity / label.')
+
+
+class Duplicate(BaseModel):
+    id: str
+    duplicate_of: str
+    reason: str
+
+
+class EvidenceRankResult(BaseModel):
+    evidence: list[RankedEvidence]
+    fragments: list[str]
+    features: list[UsedFeature]
+    duplicates: list[Duplicate]
+    unknown_ids: list[str]
+    total_words: int
+    candidates_considered: int
+    parameters: dict[str, Any]
+    warnings: list[str]
+
+
+def evidence_rank(kb: KnowledgeBase, request: EvidenceRankRequest) -> EvidenceRankResult:
+    """Score, deduplicate, order and cut the candidates (see the module docstring)."""
+    warnings: list[str] = []
+    question, note = truncate(request.question)
+    if note:
+        warnings.append(f"question: {note}")
+    hypothesis = ""
+    if request.hypothesis:
+        hypothesis, note = truncate(request.hypothesis)
+        if note:
+            warnings.append(f"hypothesis: {note}")
+    methods = list(dict.fromkeys(request.methods))
+    query_text = f"{question}\n{hypothesis}".strip()
+    labels = _asked_labels(question) if request.labels_boost is None else list(request.labels_boost)
+
+    frags: list[str] = []
+    if "fragment" in methods:
+        all_frags = fragments(query_text)
+        frags = all_frags[:MAX_FRAGMENTS]
+        if len(all_frags) > MAX_FRAGMENTS:
+            warnings.append(
+                f"{len(all_frags) - MAX_FRAGMENTS} fragments beyond the first {MAX_FRAGMENTS} ignored"
+            )
+    features: list[UsedFeature] = []
+    if request.features and "idep" not in methods:
+        warnings.append("features are used by the idep method only; they were ignored")
+    if "idep" in methods:
+        if request.features:
+            features = [
+                UsedFeature(text=f.text, usefulness=f.usefulness, origin="llm") for f in request.features
+            ]
+        else:
+            known = frags if "fragment" in methods else None
+            features = offline_features(kb, question, hypothesis, request.entity_ids, labels, known)
+        if not features:
+            warnings.append(
+                "idep: no features (no entity or asked-about label in the question); idep skipped"
+            )
+        elif len({f.usefulness for f in features}) == 1:
+            warnings.append(
+                "idep: all features have the same usefulness, so eq. 9 cannot rank (score constant)"
+            )
+
+    short_texts = [t for t in dict.fromkeys([*frags, *(f.text for f in features)]) if t != query_text]
+    vector_of = _embed(kb, query_text, short_texts)
+    query = vector_of[query_text]
+    frag_vecs = (
+        np.stack([vector_of[t] for t in frags]) if frags else np.zeros((0, query.shape[0]), np.float32)
+    )
+    feat_vecs = (
+        np.stack([vector_of[f.text] for f in features])
+        if features
+        else np.zeros((0, query.shape[0]), np.float32)
+    )
+
+    ids, origins, unknown = _candidates(kb, request, query)
+    vectors = kb.vectors.get_vectors("evidence", ids)
+    records = kb.store.get_evidence([i for i in ids if i in vectors])
+    unknown += [i for i in ids if i not in records and i not in unknown]
+    ids = [i for i in ids if i in records]
+    if unknown:
+        warnings.append(f"{len(unknown)} unknown evidence id(s) ignored")
+    if not ids:
+        warnings.append("no candidate evidence")
+        return _result([], frags, features, [], unknown, 0, request, methods, labels, warnings)
+
+    matrix = np.stack([vectors[i] for i in ids]).astype(np.float64)
+    breakdowns = _score(matrix, query, frag_vecs, feat_vecs, features, ids, methods, request, records, labels)
+    if "hybrid" in methods and not request.graph_scores:
+        warnings.append("hybrid needs graph_scores; ranked by the semantic score alone")
+    final = np.array([b.relevance for b in breakdowns])
+
+    order = sorted(range(len(ids)), key=lambda i: (-final[i], ids[i]))
+    kept, twins = near_duplicates(
+        order,
+        [(records[i].document_id, records[i].start, records[i].end) for i in ids],
+        matrix,
+        DUPLICATE_COSINE,
+    )
+    duplicates = [Duplicate(id=ids[i], duplicate_of=ids[j], reason=why) for i, j, why in twins]
+    if "mmr" in methods:
+        limit = min(len(kept), 3 * request.top_k + 20)
+        picked, penalties = mmr_order(final[kept], matrix[kept], limit, [ids[i] for i in kept])
+        for position, penalty in zip(picked, penalties, strict=True):
+            scores = breakdowns[kept[position]]
+            scores.mmr_penalty = _round(penalty)
+            scores.final = _round(scores.relevance - penalty)
+        kept = [kept[p] for p in picked]
+
+    documents = kb.store.get_documents(sorted({records[ids[i]].document_id for i in kept}))
+    chosen: list[RankedEvidence] = []
+    total = 0
+    for i in kept:
+        evidence = records[ids[i]]
+        words = len(evidence.text.split())
+        if total + words > request.word_budget:
+            continue
+        total += words
+        document = documents.get(evidence.document_id)
+        chosen.append(
+            RankedEvidence(
+                id=evidence.id,
+                document_id=evidence.document_id,
+                title=document.title if document else "",
+                label=evidence.label,
+                keyword_entity=evidence.keyword_entity,
+                text=evidence.text,
+                words=words,
+                origin=origins[evidence.id],
+                scores=breakdowns[i],
+            )
+        )
+        if len(chosen) == request.top_k:
+            break
+    return _result(chosen, frags, features, duplicates, unknown, len(ids), request, methods, labels, warnings)
+
+
+def _embed(kb: KnowledgeBase, query_text: str, short_texts: list[str]) -> dict[str, np.ndarray]:
+    """Embed the query and the short texts (fragments, features): two encoder calls, not one.
+
+    Why two: the encoder pads a batch to its longest text, so one batch of a 100-token ``Q ⊕ HO`` and
+    fifteen 15-token fragments runs 16 × 100 tokens; measured on the 2-core test machine, two calls took
+    187 ms against 318 ms for the single batch.
+    """
+    vectors = {query_text: kb.embedder.embed([query_text])[0]}
+    if short_texts:
+        vectors.update(zip(short_texts, kb.embedder.embed(short_texts), strict=True))
+    return vectors
+
+
+def _asked_labels(question: str) -> list[str]:
+    """Labels the wording asks about; "overview" ("what is/are ...") only when nothing more specific is asked,
+    since "What are the treatments for gout?" asks for treatment, not an overview."""
+    labels = labels_asked(question)
+    specific = [label for label in labels if label != "overview"]
+    return specific or labels
+
+
+def _candidates(
+    kb: KnowledgeBase, request: EvidenceRankRequest, query: np.ndarray
+) -> tuple[list[str], dict[str, list[Origin]], list[str]]:
+    """Requested ids (deduplicated, in order; ids that only have a graph score too), then vector-search
+    hits; ids with no vector are unknown."""
+    origins: dict[str, list[Origin]] = {}
+    for evidence_id in [*request.candidate_ids, *sorted(request.graph_scores or {})]:
+        origins.setdefault(evidence_id, ["candidate"])
+    known = kb.vectors.get_vectors("evidence", list(origins)) if origins else {}
+    unknown = [i for i in origins if i not in known]
+    for i in unknown:
+        del origins[i]
+    if request.vector_k:
+        for evidence_id, _ in kb.vectors.search("evidence", query, request.vector_k):
+            origins.setdefault(evidence_id, []).append("vector")
+    ids = list(origins)[:MAX_CANDIDATES]
+    return ids, {i: origins[i] for i in ids}, unknown
+
+
+def _score(
+    matrix: np.ndarray,
+    query: np.ndarray,
+    frag_vecs: np.ndarray,
+    feat_vecs: np.ndarray,
+    features: list[UsedFeature],
+    ids: list[str],
+    methods: list[RankMethod],
+    request: EvidenceRankRequest,
+    records: dict[str, Evidence],
+    labels: list[str],
+) -> list[ScoreBreakdown]:
+    """Per-method raw scores, the combined semantic score, hybrid and label boost, as breakdowns."""
+    cosine = matrix @ np.asarray(query, dtype=np.float64)
+    raw: dict[str, np.ndarray] = {"cosine": cosine}
+    best_fragment: np.ndarray | None = None
+    if "fragment" in methods and frag_vecs.shape[0]:
+        frag_matrix = fragment_matrix(matrix, frag_vecs)
+        raw["fragment"] = fragment_scores(frag_matrix)
+        best_fragment = (frag_matrix - frag_matrix.max(axis=0, keepdims=True)).argmax(axis=1)
+    if "idep" in methods and feat_vecs.shape[0]:
+        raw["idep"] = idep_scores(matrix, feat_vecs, np.array([f.usefulness for f in features]))
+    rescaled = {m: minmax(raw[m]) for m in SEMANTIC_METHODS if m in methods and m in raw}
+    informative = [r for r in rescaled.values() if r.any()]  # a constant score carries no order: skip it
+    semantic = np.mean(informative, axis=0) if informative else minmax(cosine)
+    graph: np.ndarray | None = None
+    hybrid: np.ndarray | None = None
+    final = semantic
+    if request.graph_scores is not None:
+        graph = np.array([float(request.graph_scores.get(i, 0.0)) for i in ids])
+        if "hybrid" in methods and request.graph_scores:
+            hybrid = (minmax(semantic) + minmax(graph)) / 2.0
+            final = hybrid
+    wanted = set(labels)
+    boost = np.array([LABEL_BOOST if records[i].label in wanted else 0.0 for i in ids])
+    final = final + boost
+    out: list[ScoreBreakdown] = []
+    for k in range(len(ids)):
+        out.append(
+            ScoreBreakdown(
+                cosine=_round(cosine[k]),
+                fragment=_round(raw["fragment"][k]) if "fragment" in raw else None,
+                best_fragment=int(best_fragment[k]) if best_fragment is not None else None,
+                idep=_round(raw["idep"][k]) if "idep" in raw else None,
+                graph=_round(graph[k]) if graph is not None else None,
+                hybrid=_round(hybrid[k]) if hybrid is not None else None,
+                label_boost=float(boost[k]),
+                relevance=_round(final[k]),
+                final=_round(final[k]),
+            )
+        )
+    return out
+
+
+def _round(value: float) -> float:
+    return round(float(value), 6)
+
+
+def offline_features(
+    kb: KnowledgeBase,
+    question: str,
+    hypothesis: str,
+    entity_ids: Sequence[str],
+    labels: Sequence[str],
+    query_fragments: Sequence[str] | None = None,
+) -> list[UsedFeature]:
+    """EbmKG eq. 10 without an LLM: features and usefulness derived from the question itself.
+
+    * each entity the question names (dictionary, top sense) or the caller linked: its name, usefulness
+      ``10 · specificity`` where specificity ``= 1 − log(1 + df) / log(1 + N)`` from how many of the N
+      evidence units mention it (IDF-like: "metformin" says more about what to retrieve than "disease");
+    * an entity the question negates ("no fever"): usefulness 0, so evidence about it is pulled down;
+    * each asked-about label (except "overview"), joined to the most specific non-negated entity ("gout
+      treatment") or alone ("treatment") when there is none: usefulness 10 — that is what is asked;
+    * the fragments of ``Q ⊕ HO`` (``query_fragments`` when the caller has them, so nothing is embedded
+      twice): usefulness 5, the middle of the scale. They anchor the attention: evidence that resembles
+      the question's wording more than the asked aspect leans to 5, evidence about the asked aspect to 10,
+      evidence about a common or negated entity below 5. Measured on the slice (see
+      DEFAULT_METHODS): with them recall@5 0.86 / MRR 0.62, without 0.72 / 0.53 (same methods and boost).
+
+    With no entity, no label and one fragment every usefulness is equal and eq. 9 is constant; the caller
+    then ranks by its other methods.
+    """
+    found: dict[str, bool] = {}
+    degree_of: dict[str, int] = {}
+    mentions = kb.matcher.find(question, with_negation=True) + kb.matcher.find(hypothesis, with_negation=True)
+    all_ids = sorted({i for m in mentions for i in m.entity_ids})
+    if all_ids:
+        degree_of = kb.store.degrees(all_ids)
+    for mention in mentions:
+        top = sorted(mention.entity_ids, key=lambda i: (-degree_of.get(i, 0), i))[0]
+        found[top] = found.get(top, True) and mention.negated
+    for entity_id in entity_ids:
+        found.setdefault(entity_id, False)
+    entities = kb.store.get_entities(sorted(found))
+    features: list[UsedFeature] = []
+    specificity: dict[str, float] = {}
+    if entities:
+        total = max(_evidence_count(kb), 1)
+        frequency = kb.store.entity_evidence(sorted(entities), limit_per_entity=min(total, DF_CAP))
+        specificity = {
+            e: 1.0 - math.log1p(len(frequency.get(e, []))) / math.log1p(total) for e in sorted(entities)
+        }
+        for entity_id in sorted(entities, key=lambda e: (-specificity[e], e)):
+            usefulness = 0.0 if found[entity_id] else round(10.0 * specificity[entity_id], 3)
+            features.append(
+                UsedFeature(text=entities[entity_id].name, usefulness=usefulness, origin="entity")
+            )
+    positive = [e for e in sorted(entities, key=lambda e: (-specificity[e], e)) if not found[e]]
+    for label in labels:
+        if label != "overview":
+            text = f"{entities[positive[0]].name} {label}" if positive else label
+            features.append(UsedFeature(text=text, usefulness=10.0, origin="label"))
+    if query_fragments is None:
+        query_fragments = fragments(f"{question}\n{hypothesis}".strip())[:MAX_FRAGMENTS]
+    features += [UsedFeature(text=f, usefulness=5.0, origin="fragment") for f in query_fragments]
+    unique: dict[str, UsedFeature] = {}
+    for feature in features:
+        unique.setdefault(feature.text.lower(), feature)
+    return list(unique.values())
+
+
+def _evidence_count(kb: KnowledgeBase) -> int:
+    """N for the specificity formula: from the manifest (free), else from the store."""
+    counts = kb.manifest.data.get("counts")
+    if isinstance(counts, dict) and isinstance(counts.get("evidence"), int):
+        return int(counts["evidence"])
+    return int(kb.store.counts().get("evidence", 1))
+
+
+def _result(
+    evidence: list[RankedEvidence],
+    frags: list[str],
+    features: list[UsedFeature],
+    duplicates: list[Duplicate],
+    unknown: list[str],
+    considered: int,
+    request: EvidenceRankRequest,
+    methods: list[RankMethod],
+    labels: list[str],
+    warnings: list[str],
+) -> EvidenceRankResult:
+    return EvidenceRankResult(
+        evidence=evidence,
+        fragments=frags,
+        features=features,
+        duplicates=duplicates,
+        unknown_ids=unknown,
+        total_words=sum(e.words for e in evidence),
+        candidates_considered=considered,
+        parameters={
+            "methods": methods,
+            "vector_k": request.vector_k,
+            "top_k": request.top_k,
+            "word_budget": request.word_budget,
+            "labels_boost": labels,
+            "label_boost": LABEL_BOOST,
+            "duplicate_cosine": DUPLICATE_COSINE,
+            "features_from": "llm" if request.features else ("offline" if "idep" in methods else None),
+        },
+        warnings=warnings,
+    )
+
+
+EVIDENCE_RANK_DESCRIPTION = (
+    "Rank evidence passages for a question and return the best ones with their text, cut to a word "
+    "budget. Give the question (and a tentative answer as hypothesis if you have one), candidate evidence "
+    "ids from the graph tools (with graph_scores if they came with scores), and optionally evidence "
+    "features with usefulness 0-10. Each result has a score breakdown per method and its document, for "
+    "citation."
+)
+
+
+def evidence_rank_tool(kb: KnowledgeBase) -> BaseTool:
+    """``evidence_rank`` as a LangChain tool with :class:`EvidenceRankRequest` as its argument schema."""
+    return as_langchain_tool(
+        kb, evidence_rank, EvidenceRankRequest, "evidence_rank", EVIDENCE_RANK_DESCRIPTION
+    )

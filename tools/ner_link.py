@@ -1,0 +1,482 @@
+"""``ner_link``: which knowledge-graph entities does a question (and a hypothesis answer) talk about?
+
+Three linkers, merged per entity, every mention keeping the text and character span it came from:
+
+* **dictionary** (always on, "never only the LLM"): the builder's Aho-Corasick matcher over every text,
+  with NegEx negation. A surface form that names several entities keeps its ``n_m`` best-connected senses
+  (typed-graph degree), the rule the builder uses for ``f(e)``.
+* **embedding** (HyKGE §4.2.1): candidate terms the dictionary did not cover — 1–4-word n-grams of the
+  uncovered text between stop words and punctuation — are embedded in one batch and searched in the
+  ``entities`` collection; the top ``n_m`` entities per term are kept if their cosine exceeds ``δ``.
+  Overlapping candidates are resolved best-score-first, so "substernal chest discomfort" links once rather
+  than as three unigrams.
+* **llm_term**: search terms an LLM extracted (EbmKG's "more than 5 entities" prompt, KG-Rank's 3–5-term
+  JSON) arrive in the request — the agent calls the LLM, this function stays pure. They are linked by exact
+  dictionary lookup, then by embedding, and merged with what the texts gave.
+
+Negated mentions ("no fever") are linked and flagged, never dropped: a clinician's "no fever" is a finding.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from langchain_core.tools import BaseTool
+from pydantic import BaseModel, Field, model_validator
+
+from graphs.kb import KnowledgeBase
+from graphs.negation import POST_TRIGGERS, PRE_TRIGGERS, negated_spans
+from graphs.ner import DEFAULT_STOPLIST, normalise_term
+from tools.common import as_langchain_tool, truncate
+from tools.ranking import STOP_WORDS, word_set
+
+DEFAULT_DELTA = 0.80
+"""Cosine threshold δ for embedding links, measured by ``evals/calibrate_linking.py`` (not HyKGE's 0.7,
+which belongs to its GTE encoder). Against the default KB's 30,787 entities, of the terms this tool really
+embeds (uncovered n-grams of MedQuAD text, 1,500 sampled) 11 % clear 0.70, 6 % clear 0.75, 3 % clear 0.80;
+judged by hand, links scoring 0.70–0.75 were right ~25 % of the time, 0.75–0.80 ~27 % (12 of 44), 0.80–0.85
+~76 % (17.5 of 23), above 0.85 ~85 %. So precision of accepted links is ~40 % at 0.70, ~50 % at 0.75 and
+~80 % at 0.80: 0.80 is the knee. The price is recall on paraphrases: held-out KG synonyms link to the right
+concept 35 % of the time at 0.70 and 22 % at 0.80, and consumer wording such as "tiredness" → Fatigue (0.77)
+is lost — the dictionary and LLM terms ("fatigue") carry those, and unlinked phrases are reported."""
+MAX_CANDIDATE_TERMS = 40
+"""Candidate n-grams embedded per call: one encoder batch of short strings stays in the tens of ms."""
+MAX_NGRAM_WORDS = 4
+
+Method = Literal["dictionary", "embedding", "llm_term"]
+
+FILLER_WORDS: frozenset[str] = word_set(
+    """
+    patient patients year years old month months week weeks day days hour hours woman women man men male
+    female boy girl child infant adult adults presents presented presenting present history complains
+    complaining reports reported describes doctor physician clinic hospital admitted visit today recently
+    currently taking takes take treated treatment treatments therapy therapies symptom symptoms sign signs
+    cause causes caused diagnosis diagnose diagnosed test tests prognosis outlook prevention prevent risk
+    risks option options best first line recommended recommend management manage managed approach next step
+    likely most common usually often best possible effect effects information know known people many much
+    question answer please help thank thanks tell explain describe mean means called type kind include
+    includes including following due associated related regarding concerning consider considered suggest
+    suggests suggested suggesting possibly probably rule run runs one two three four five six seven eight
+    nine ten
+    """
+) | frozenset(word for phrase in PRE_TRIGGERS + POST_TRIGGERS for word in phrase)
+"""Question and case-vignette filler that is never an entity to link ("a 45-year-old woman presents with
+…", "what is the best treatment for …"); label words are here too because the question's *label* is read
+by graphs.labels, not linked as an entity. The words of the NegEx triggers ("denies", "absent", "ruled out")
+are breaks too: negation is a flag on mentions, never part of a term."""
+
+_TOKEN = re.compile(r"[A-Za-z0-9][\w'’\-/]*[A-Za-z0-9]|[A-Za-z0-9]")
+_AGE = re.compile(r"^\d+[-\s]?(year|month|week|day|hour)s?[-\s]?old$", re.IGNORECASE)
+
+
+class NerLinkRequest(BaseModel):
+    """Arguments of ``ner_link`` (also the tool's JSON schema)."""
+
+    texts: list[str] = Field(
+        min_length=1,
+        max_length=5,
+        description="Texts to link: the question first, then optionally a hypothesis answer or other text. "
+        "Each is truncated to 4,000 characters.",
+    )
+    sources: list[str] | None = Field(
+        default=None,
+        description='A label per text, e.g. ["question", "hypothesis"]; default "question", "hypothesis", '
+        '"text_3", ... Mentions carry the label of the text they were found in.',
+    )
+    extra_terms: list[str] = Field(
+        default_factory=list, max_length=20, description="Extra search terms to link (e.g. from a planner)."
+    )
+    llm_terms: list[str] = Field(
+        default_factory=list,
+        max_length=20,
+        description="Medical terms an LLM extracted from the question (EbmKG search-words prompt, or "
+        'KG-Rank\'s {"medical terminologies": [...]}); merged with the dictionary matches, never used alone.',
+    )
+    n_m: int = Field(default=3, ge=1, le=10, description="Entities kept per term or ambiguous name.")
+    delta: float | None = Field(
+        default=None,
+        ge=0.0,
+        le=1.0,
+        description=f"Cosine threshold for embedding links (default {DEFAULT_DELTA}).",
+    )
+    use_embeddings: bool = Field(
+        default=True, description="Link terms the dictionary missed by embedding similarity."
+    )
+
+    @model_validator(mode="after")
+    def _sources_match_texts(self) -> NerLinkRequest:
+        if self.sources is not None and len(self.sources) != len(self.texts):
+            raise ValueError(f"sources has {len(self.sources)} labels for {len(self.texts)} texts")
+        return self
+
+    def source_labels(self) -> list[str]:
+        defaults = ["question", "hypothesis"] + [f"text_{i + 1}" for i in range(2, len(self.texts))]
+        return list(self.sources) if self.sources is not None else defaults[: len(self.texts)]
+
+
+class EntityMention(BaseModel):
+    """Where an entity was found: ``source`` names the text (or "llm_terms"/"extra_terms")."""
+
+    source: str
+    start: int
+    end: int
+    surface: str
+    negated: bool
+    method: Method
+    score: float
+
+
+class LinkedEntity(BaseModel):
+    """One knowledge-graph entity the texts mention, with every mention and the best link score."""
+
+    id: str
+    name: str
+    type: str
+    score: float = Field(description="1.0 for an exact dictionary name, else the embedding cosine.")
+    method: Method = Field(description="How the best-scoring mention was linked.")
+    methods: list[Method]
+    negated: bool = Field(description="True when every mention in the texts is negated.")
+    mentions: list[EntityMention]
+
+
+class NerLinkResult(BaseModel):
+    entities: list[LinkedEntity]
+    unlinked_terms: list[str] = Field(
+        description="Requested terms and uncovered phrases that no linker could map to an entity."
+    )
+    parameters: dict[str, Any]
+    warnings: list[str]
+
+
+@dataclass
+class CandidateTerm:
+    """A term to link by embedding, with every place it occurs (text index, start, end, surface, run).
+
+    ``origin`` is set for LLM/extra terms ("llm_terms"/"extra_terms"): they have no place until linked."""
+
+    term: str
+    places: list[tuple[int, int, int, str, int]] = field(default_factory=list)
+    origin: str | None = None
+
+
+@dataclass
+class _Link:
+    entity_id: str
+    mention: EntityMention
+    order: tuple[int, int]
+
+
+@dataclass
+class _Linking:
+    """The state of one call: the (truncated) texts and everything linked or left unlinked so far."""
+
+    texts: list[str]
+    labels: list[str]
+    n_m: int
+    delta: float
+    links: list[_Link] = field(default_factory=list)
+    unlinked: list[str] = field(default_factory=list)
+    linked_runs: set[int] = field(default_factory=set)
+    degree: dict[str, int] = field(default_factory=dict)
+
+
+def ner_link(kb: KnowledgeBase, request: NerLinkRequest) -> NerLinkResult:
+    """Link the request's texts and terms to knowledge-graph entities (see the module docstring)."""
+    warnings: list[str] = []
+    labels = request.source_labels()
+    texts: list[str] = []
+    for label, raw in zip(labels, request.texts, strict=True):
+        text, note = truncate(raw)
+        texts.append(text)
+        if note:
+            warnings.append(f"{label}: {note}")
+    delta = DEFAULT_DELTA if request.delta is None else request.delta
+    state = _Linking(texts=texts, labels=labels, n_m=request.n_m, delta=delta)
+
+    covered = _dictionary_links(kb, state)
+    term_candidates = _requested_terms(kb, state, request)
+    text_candidates, run_texts = candidate_terms(texts, covered)
+    candidates = term_candidates + text_candidates
+    if len(candidates) > MAX_CANDIDATE_TERMS:
+        dropped = len(candidates) - MAX_CANDIDATE_TERMS
+        warnings.append(f"{dropped} candidate terms not embedded (limit {MAX_CANDIDATE_TERMS} per call)")
+        candidates = candidates[:MAX_CANDIDATE_TERMS]
+    if request.use_embeddings:
+        if candidates:
+            _embedding_links(state, candidates, _search_entities(kb, [c.term for c in candidates], state.n_m))
+        state.unlinked += [run for i, run in enumerate(run_texts) if i not in state.linked_runs]
+    else:
+        state.unlinked += [c.term for c in term_candidates]
+
+    entities = _merge(kb, state.links)
+    if not entities:
+        warnings.append("no entities found")
+    return NerLinkResult(
+        entities=entities,
+        unlinked_terms=list(dict.fromkeys(state.unlinked)),
+        parameters={
+            "sources": labels,
+            "n_m": request.n_m,
+            "delta": delta,
+            "use_embeddings": request.use_embeddings,
+            "candidate_terms": len(candidates) if request.use_embeddings else 0,
+            "max_candidate_terms": MAX_CANDIDATE_TERMS,
+        },
+        warnings=warnings,
+    )
+
+
+def _dictionary_links(kb: KnowledgeBase, state: _Linking) -> list[list[tuple[int, int]]]:
+    """Dictionary mentions of every text as links (``n_m`` senses each); returns the covered spans."""
+    found = [kb.matcher.find(text, with_negation=True) for text in state.texts]
+    senses = sorted({i for mentions in found for m in mentions for i in m.entity_ids})
+    state.degree.update(kb.store.degrees(senses) if senses else {})
+    for index, mentions in enumerate(found):
+        for m in mentions:
+            for entity_id in _senses(m.entity_ids, state.degree, state.n_m):
+                mention = EntityMention(
+                    source=state.labels[index],
+                    start=m.start,
+                    end=m.end,
+                    surface=m.surface,
+                    negated=m.negated,
+                    method="dictionary",
+                    score=1.0,
+                )
+                state.links.append(_Link(entity_id, mention, (index, m.start)))
+    return [[(m.start, m.end) for m in mentions] for mentions in found]
+
+
+def _requested_terms(kb: KnowledgeBase, state: _Linking, request: NerLinkRequest) -> list[CandidateTerm]:
+    """Link LLM/extra terms that are dictionary names; return the others as embedding candidates."""
+    pending: list[CandidateTerm] = []
+    requested = [(t, "llm_terms") for t in request.llm_terms] + [
+        (t, "extra_terms") for t in request.extra_terms
+    ]
+    for raw_term, origin in requested:
+        term = " ".join(raw_term.split())
+        if not term:
+            continue
+        senses = kb.matcher.entity_ids(term)
+        if not senses:
+            pending.append(CandidateTerm(term=term, origin=origin))
+            continue
+        state.degree.update(kb.store.degrees([s for s in senses if s not in state.degree]))
+        method: Method = "llm_term" if origin == "llm_terms" else "dictionary"
+        for entity_id in _senses(senses, state.degree, state.n_m):
+            state.links.append(_requested_link(state, entity_id, term, method, origin, 1.0))
+    return pending
+
+
+def _senses(entity_ids: list[str], degree: dict[str, int], n_m: int) -> list[str]:
+    """The ``n_m`` best-connected senses of an ambiguous name (degree, then id, for determinism)."""
+    return sorted(entity_ids, key=lambda i: (-degree.get(i, 0), i))[:n_m]
+
+
+def _requested_link(
+    state: _Linking, entity_id: str, term: str, method: Method, origin: str, score: float
+) -> _Link:
+    """A link for an LLM/extra term, placed at its first occurrence in a text when it occurs there.
+
+    ``origin`` ("llm_terms" or "extra_terms") names the mention's source when the term is not in any text.
+    """
+    for index, text in enumerate(state.texts):
+        start = text.lower().find(term.lower())
+        if start >= 0:
+            end = start + len(term)
+            mention = EntityMention(
+                source=state.labels[index],
+                start=start,
+                end=end,
+                surface=text[start:end],
+                negated=negated_spans(text, [(start, end)])[0],
+                method=method,
+                score=score,
+            )
+            return _Link(entity_id, mention, (index, start))
+    mention = EntityMention(
+        source=origin, start=0, end=len(term), surface=term, negated=False, method=method, score=score
+    )
+    return _Link(entity_id, mention, (len(state.texts), 0))
+
+
+def _is_break_word(word: str) -> bool:
+    low = word.lower().replace("’", "'")
+    return (
+        low in STOP_WORDS or low in FILLER_WORDS or sum(c.isalpha() for c in low) < 2 or bool(_AGE.match(low))
+    )
+
+
+def candidate_terms(
+    texts: list[str], covered: list[list[tuple[int, int]]]
+) -> tuple[list[CandidateTerm], list[str]]:
+    """1–4-word n-grams of the text the dictionary left uncovered, and the uncovered runs themselves.
+
+    A run is a maximal stretch of content words not interrupted by punctuation, a line break, a stop or
+    filler word, or a dictionary mention. Candidates are taken round-robin over runs (longest n-gram of
+    each run first) so that a long hypothesis cannot crowd out the question's terms when the batch limit
+    is reached.
+    """
+    runs: list[list[tuple[int, int, int, str]]] = []
+    for index, text in enumerate(texts):
+        spans = covered[index]
+        current: list[tuple[int, int, int, str]] = []
+        last_end = 0
+        for match in _TOKEN.finditer(text):
+            start, end, word = match.start(), match.end(), match.group()
+            gap = text[last_end:start]
+            inside_mention = any(s < end and start < e for s, e in spans)
+            crosses_mention = any(last_end <= s < start for s, _ in spans)
+            breaks = gap.strip() or "\n" in gap or inside_mention or crosses_mention or _is_break_word(word)
+            if current and breaks:
+                runs.append(current)
+                current = []
+            if not (inside_mention or _is_break_word(word)):
+                current.append((index, start, end, word))
+            last_end = end
+        if current:
+            runs.append(current)
+
+    per_run: list[list[CandidateTerm]] = []
+    for run_index, run in enumerate(runs):
+        grams: list[CandidateTerm] = []
+        for size in range(min(MAX_NGRAM_WORDS, len(run)), 0, -1):
+            windows = [run[i : i + size] for i in range(len(run) - size + 1)]
+            windows.sort(key=lambda w: (-(w[-1][2] - w[0][1]), w[0][1]))
+            for window in windows:
+                index, start, end = window[0][0], window[0][1], window[-1][2]
+                surface = texts[index][start:end]
+                if size == 1 and normalise_term(surface) in _DICTIONARY_STOP:
+                    continue
+                grams.append(CandidateTerm(term=surface, places=[(index, start, end, surface, run_index)]))
+        per_run.append(grams)
+
+    merged: dict[str, CandidateTerm] = {}
+    for depth in range(max((len(g) for g in per_run), default=0)):
+        for grams in per_run:
+            if depth < len(grams):
+                candidate = grams[depth]
+                key = normalise_term(candidate.term)
+                if key in merged:
+                    merged[key].places.extend(candidate.places)
+                else:
+                    merged[key] = candidate
+    run_texts = [texts[run[0][0]][run[0][1] : run[-1][2]] for run in runs]
+    return list(merged.values()), run_texts
+
+
+_DICTIONARY_STOP = frozenset(normalise_term(w) for w in DEFAULT_STOPLIST)
+"""Single words the builder's dictionary refuses to link ("rest", "cat", "impact"): the embedding linker
+must not bring them back through the side door."""
+
+
+def _search_entities(kb: KnowledgeBase, terms: list[str], limit: int) -> list[list[tuple[str, float]]]:
+    """Embed ``terms`` in one batch and find each one's nearest entities.
+
+    A vector index may offer ``search_many`` (one matrix product for the whole batch); otherwise one
+    ``search`` per term.
+    """
+    vectors = kb.embedder.embed(terms)
+    batched = getattr(kb.vectors, "search_many", None)
+    if callable(batched):
+        return list(batched("entities", vectors, limit))
+    return [kb.vectors.search("entities", vector, limit) for vector in vectors]
+
+
+def _embedding_links(
+    state: _Linking, candidates: list[CandidateTerm], hits: list[list[tuple[str, float]]]
+) -> None:
+    """Accept candidates whose best cosine exceeds δ, best first, skipping text spans already taken.
+
+    HyKGE links a term to its argmax entity above δ; EbmKG keeps the top ``n_m`` per term — here the top
+    ``n_m`` that clear δ.
+    """
+    order = sorted(
+        range(len(candidates)),
+        key=lambda i: (-(hits[i][0][1] if hits[i] else -1.0), -len(candidates[i].term), i),
+    )
+    taken: dict[int, list[tuple[int, int]]] = {}
+    for i in order:
+        candidate = candidates[i]
+        found = [(e, round(s, 4)) for e, s in hits[i] if s > state.delta][: state.n_m]
+        if candidate.origin is not None:
+            if not found:
+                state.unlinked.append(candidate.term)
+            method: Method = "llm_term" if candidate.origin == "llm_terms" else "embedding"
+            for entity_id, score in found:
+                state.links.append(
+                    _requested_link(state, entity_id, candidate.term, method, candidate.origin, score)
+                )
+            continue
+        places = [
+            p for p in candidate.places if not any(s < p[2] and p[1] < e for s, e in taken.get(p[0], []))
+        ]
+        if not found or not places:
+            continue
+        state.linked_runs.update(p[4] for p in places)
+        for index, start, end, surface, _ in places:
+            taken.setdefault(index, []).append((start, end))
+            negated = negated_spans(state.texts[index], [(start, end)])[0]
+            for entity_id, score in found:
+                mention = EntityMention(
+                    source=state.labels[index],
+                    start=start,
+                    end=end,
+                    surface=surface,
+                    negated=negated,
+                    method="embedding",
+                    score=score,
+                )
+                state.links.append(_Link(entity_id, mention, (index, start)))
+
+
+_METHOD_RANK: dict[str, int] = {"dictionary": 0, "llm_term": 1, "embedding": 2}
+
+
+def _merge(kb: KnowledgeBase, links: list[_Link]) -> list[LinkedEntity]:
+    """One entry per entity: all its mentions in text order, its best score and how that was obtained."""
+    by_entity: dict[str, list[_Link]] = {}
+    for link in links:
+        by_entity.setdefault(link.entity_id, []).append(link)
+    records = kb.store.get_entities(sorted(by_entity))
+    out: list[tuple[tuple[Any, ...], LinkedEntity]] = []
+    for entity_id, items in by_entity.items():
+        entity = records.get(entity_id)
+        if entity is None:
+            continue  # a vector without a graph record (index and store out of step): not linkable
+        items.sort(key=lambda x: (x.order, x.mention.end, -x.mention.score, _METHOD_RANK[x.mention.method]))
+        places: dict[tuple[str, int, int], EntityMention] = {}
+        for item in items:  # one mention per place: the best-scoring link of it (a dictionary one first)
+            places.setdefault((item.mention.source, item.mention.start, item.mention.end), item.mention)
+        mentions = list(places.values())
+        best = min(mentions, key=lambda m: (-m.score, _METHOD_RANK[m.method]))
+        in_text = [m for m in mentions if m.source not in ("llm_terms", "extra_terms")]
+        methods = sorted({x.mention.method for x in items}, key=_METHOD_RANK.__getitem__)
+        linked = LinkedEntity(
+            id=entity_id,
+            name=entity.name,
+            type=entity.type,
+            score=best.score,
+            method=best.method,
+            methods=methods,
+            negated=bool(in_text) and all(m.negated for m in in_text),
+            mentions=mentions,
+        )
+        out.append(((-best.score, _METHOD_RANK[best.method], items[0].order, entity_id), linked))
+    return [linked for _, linked in sorted(out, key=lambda pair: pair[0])]
+
+
+NER_LINK_DESCRIPTION = (
+    "Find the knowledge-graph entities (diseases, drugs, symptoms, genes, ...) that a question and, "
+    "optionally, a tentative answer mention. Returns entity ids to use with the graph tools, each with the "
+    "text span it came from, how it was linked (dictionary name, embedding similarity, or your search term) "
+    "and whether it was negated ('no fever'). Pass extra medical search terms in llm_terms. Terms it could "
+    "not link are listed in unlinked_terms."
+)
+
+
+def ner_link_tool(kb: KnowledgeBase) -> BaseTool:
+    """``ner_link`` as a LangChain tool with :class:`NerLinkRequest` as its argument schema."""
+    return as_langchain_tool(kb, ner_link, NerLinkRequest, "ner_link", NER_LINK_DESCRIPTION)
