@@ -39,9 +39,18 @@ SLICE = REPO / "tests" / "fixtures" / "slice" / "medquad.jsonl"
 CACHE_NAME = {"onnx": "minilm-onnx-int8.npz", "sentence-transformers": "minilm-st-fp32.npz"}
 
 
+def _entity_texts(entities: dict, degree: Counter[str], docs: list, matcher: DictionaryMatcher) -> list[str]:
+    """Entity texts as a build over ``docs`` makes them (adopted focus names depend on the corpus)."""
+    ents = dict(entities)
+    keyword = link_documents(docs, ents, dict(degree), matcher)
+    adopt_focus_names(docs, keyword, ents)
+    return [entity_text(e) for e in ents.values()]
+
+
 def texts_to_embed(data_dir: Path) -> list[str]:
-    """Every text a full default build embeds, most needed first: the evidence of the test slice's MedQuAD
-    rows (so the test suite runs on cached vectors), core evidence, entities, then GARD/GHR evidence."""
+    """Every text a default build embeds, most needed first: the evidence of the test slice's MedQuAD
+    rows (so the test suite runs on cached vectors), core evidence, entities (as a core build and as a full
+    build names them), then GARD/GHR evidence."""
     report = LoadReport()
     kg, corpus = default_sources(data_dir)
     entities, relations = load_kg(kg, report)
@@ -51,9 +60,12 @@ def texts_to_embed(data_dir: Path) -> list[str]:
         degree[r.tail] += 1
     docs = load_documents([(corpus, "medquad")], report, None)
     matcher = DictionaryMatcher.build((n, e.id) for e in entities.values() for n in (e.name, *e.synonyms))
-    keyword = link_documents(docs, entities, dict(degree), matcher)
-    adopt_focus_names(docs, keyword, entities)
-    slice_ids = {f"medquad:{r['id']}" for r in map(json.loads, SLICE.read_text(encoding="utf-8").splitlines())}
+    core_docs = [d for d in docs if d.source.split("/")[-1] not in CORE_EXCLUDED_SOURCES]
+    entity_texts = _entity_texts(entities, degree, core_docs, matcher)
+    entity_texts += _entity_texts(entities, degree, docs, matcher)
+    keyword = link_documents(docs, dict(entities), dict(degree), matcher)
+    slice_rows = map(json.loads, SLICE.read_text(encoding="utf-8").splitlines())
+    slice_ids = {f"medquad:{r['id']}" for r in slice_rows}
     first, core, rest = [], [], []
     for doc in docs:
         if doc.id in slice_ids:
@@ -63,7 +75,7 @@ def texts_to_embed(data_dir: Path) -> list[str]:
         else:
             target = core
         target.extend(evidence_text(ev, doc.title) for ev in make_evidence(doc, keyword[doc.id]))
-    return first + core + [entity_text(e) for e in entities.values()] + rest
+    return first + core + entity_texts + rest
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -84,7 +96,8 @@ def main(argv: list[str] | None = None) -> int:
         cache.save()
         done = i + len(chunk)
         rate = done / (time.perf_counter() - started)
-        print(f"{done:,}/{len(todo):,} embedded ({rate:.1f}/s, ~{(len(todo) - done) / rate / 60:.0f} min left)", flush=True)
+        left = (len(todo) - done) / rate / 60
+        print(f"{done:,}/{len(todo):,} embedded ({rate:.1f}/s, ~{left:.0f} min left)", flush=True)
     return 0
 
 
