@@ -17,6 +17,7 @@ from graphs.default_kb import build_default_kb, shipped_embedding_caches
 from graphs.embedded_store import EmbeddedGraphStore
 from graphs.incremental import add_documents, remove_document
 from graphs.kb_layout import current_build, dir_size, read_manifest
+from graphs.neo4j_loader import export_kb_to_neo4j
 from graphs.settings import Settings, load_settings
 
 kb_app = typer.Typer(help="Build, inspect and update the knowledge base.", no_args_is_help=True)
@@ -95,10 +96,14 @@ def build(
     ] = "",
     max_documents: Annotated[int | None, typer.Option(help="Stop after this many documents.")] = None,
     name: Annotated[str, typer.Option(help="Name recorded in the KB version.")] = "custom",
+    graph: Annotated[
+        str | None,
+        typer.Option("--graph", help="Also load the graph into this Neo4j (bolt:// or neo4j:// URI)."),
+    ] = None,
     kb_dir: KBDirOption = None,
 ) -> None:
     """Build a KB (the default one from the shipped data/, or from --kg/--corpus sources) and publish it."""
-    settings = load_settings(kb_dir=kb_dir)
+    settings = load_settings(kb_dir=kb_dir, neo4j_uri=graph)
     with user_errors(), progress_bar() as bar:
         if not kg and not corpus:
             result = build_default_kb(settings, "full" if full else "core", BuildProgress(bar))
@@ -118,6 +123,13 @@ def build(
             )
             result = build_kb(settings.kb_root, config, BuildProgress(bar))
     _print_result(result)
+    if graph:
+        with user_errors(), progress_bar() as bar:
+            summary = export_kb_to_neo4j(settings.kb_root, settings, BuildProgress(bar))
+        console.print(
+            f"[green]Loaded into Neo4j {graph} in {summary['seconds']:.0f} s: {summary['graph_counts']}"
+        )
+        console.print("Use it with EVIGRAPH_GRAPH_BACKEND=neo4j EVIGRAPH_NEO4J_URI=" + graph)
 
 
 @kb_app.command("info")

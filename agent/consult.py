@@ -22,7 +22,7 @@ from agent.errors import UserError
 from agent.graph import build_consult_graph, recursion_limit
 from agent.llm import make_chat_model
 from agent.sessions import consult_exists, new_consult_id, open_checkpointer, thread_config
-from graphs.kb import KnowledgeBase
+from graphs.kb import KnowledgeBase, open_kb
 from graphs.settings import Settings
 
 MAX_INPUT_CHARS = 50_000
@@ -52,7 +52,7 @@ class Consultant:
         use_llm: bool = True,
     ) -> None:
         self.settings = settings
-        self.kb = kb or KnowledgeBase.open(settings.kb_root)
+        self.kb = kb or open_kb(settings)
         self.llm = llm if llm is not None else (make_chat_model(settings) if use_llm else None)
         self.checkpointer = checkpointer if checkpointer is not None else open_checkpointer(settings)
         self.graph = build_consult_graph(ConsultDeps(self.kb, self.llm), self.checkpointer)

@@ -19,6 +19,7 @@ from graphs.embedded_store import EmbeddedGraphStore
 from graphs.embedding import Embedder, get_embedder
 from graphs.kb_layout import KBCorrupt, Manifest, current_build, read_manifest
 from graphs.ner import DictionaryMatcher
+from graphs.settings import Settings
 from graphs.store import GraphStore, StoreError
 from graphs.vector_index import MatrixVectorIndex, QdrantVectorIndex, VectorIndex
 
@@ -94,3 +95,12 @@ class KnowledgeBase:
     def close(self) -> None:
         self.store.close()
         self.vectors.close()
+
+
+def open_kb(settings: Settings) -> KnowledgeBase:
+    """The KB the settings describe: the local build, with its graph in Neo4j when configured."""
+    from graphs.neo4j_store import open_store
+
+    store = open_store(settings) if settings.graph_backend == "neo4j" else None
+    key = settings.qdrant_api_key.get_secret_value() if settings.qdrant_api_key else None
+    return KnowledgeBase.open(settings.kb_root, store=store, qdrant_api_key=key)

@@ -28,7 +28,7 @@ TEST_EMBEDDING_CACHE = Path(
         "EVIGRAPH_TEST_EMBEDDING_CACHE", Path.home() / ".cache" / "evigraph" / "test-embeddings.npz"
     )
 )
-"""Vectors of slice texts that the shipped cache lacks (PubMed docs, slice-only entity texts): computed once."""
+"""Vectors of slice texts the shipped cache lacks (PubMed docs, slice-only entity texts): computed once."""
 
 
 def slice_config(**overrides: object) -> BuildConfig:
