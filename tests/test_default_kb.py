@@ -1,0 +1,43 @@
+"""The README's first command, for real: on an empty data dir `evigraph ask` builds the default KB from the
+shipped data/ (core profile) and answers with citations, sources and the KB version."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.slow
+def test_first_ask_builds_the_default_kb_and_answers_with_citations(tmp_path: Path) -> None:
+    env = {**os.environ, "EVIGRAPH_DATA_DIR": str(tmp_path / "data")}
+    env.pop("EVIGRAPH_KB_DIR", None)
+    for key in ("EVIGRAPH_LLM_BASE_URL", "OPENAI_BASE_URL", "EVIGRAPH_LLM_API_KEY", "OPENAI_API_KEY"):
+        env.pop(key, None)
+    question = "How is gout treated?"
+    proc = subprocess.run(
+        [sys.executable, "-m", "agent.cli", "ask", "--json", question],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=REPO,
+        timeout=1800,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "building the default one" in " ".join(proc.stderr.split())  # rich wraps lines
+    out = json.loads(proc.stdout)
+    answer = out["answer"]
+    assert answer["mode"] == "offline" and answer["kb_version"].startswith("default-core-")
+    assert answer["sources"] and answer["evidence_ids"]
+    assert "gout" in answer["text"].lower()
+    manifest = json.loads((tmp_path / "data" / "kb" / "current" / "manifest.json").read_text())
+    assert manifest["profile"] == "core" and manifest["counts"]["documents"] > 5000
+    # the shipped embedding cache served (nearly) everything: no 10-minute embedding on first use
+    assert manifest["embedding_cache"]["hits"] > 10 * manifest["embedding_cache"]["misses"]
