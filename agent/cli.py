@@ -133,6 +133,33 @@ def consults(
     Console().print(consults_table(rows))
 
 
+_PASSTHROUGH = {"allow_extra_args": True, "ignore_unknown_options": True, "help_option_names": []}
+
+
+def _run_module(module: str, args: list[str]) -> None:
+    """Run an evals module in a subprocess: the product never imports evals (see README, Layout)."""
+    import subprocess
+
+    raise typer.Exit(subprocess.call([sys.executable, "-m", module, *args]))
+
+
+@app.command("eval", context_settings=_PASSTHROUGH)
+def evaluate(ctx: typer.Context) -> None:
+    """Evaluation harness: `evigraph eval retrieval --dataset … --systems …` (runs python -m evals.run)."""
+    _run_module("evals.run", list(ctx.args))
+
+
+@app.command("bench", context_settings=_PASSTHROUGH)
+def bench(ctx: typer.Context) -> None:
+    """Benchmarks: `evigraph bench tools|kb|consult|graph_scale|neo4j|embedders [args]` (evals.bench_…)."""
+    args = list(ctx.args)
+    known = ("tools", "kb", "consult", "graph_scale", "neo4j", "embedders")
+    if not args or args[0] not in known:
+        Console(stderr=True).print(f"Usage: evigraph bench {{{'|'.join(known)}}} [options]")
+        raise typer.Exit(2)
+    _run_module(f"evals.bench_{args[0]}", args[1:])
+
+
 def main() -> None:
     app()
 

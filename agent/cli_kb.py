@@ -12,7 +12,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 from rich.table import Table
 
 from agent.errors import user_errors
-from graphs.builder import BuildConfig, BuildResult, build_kb
+from graphs.builder import BuildConfig, BuildResult, TopicDescriber, build_kb
 from graphs.default_kb import build_default_kb, shipped_embedding_caches
 from graphs.embedded_store import EmbeddedGraphStore
 from graphs.incremental import add_documents, remove_document
@@ -67,6 +67,17 @@ def ensure_default_kb(settings: Settings) -> None:
     console.print(f"[green]Knowledge base ready in {time.perf_counter() - started:.0f} s.")
 
 
+def _llm_describer(settings: Settings) -> TopicDescriber:
+    from agent.errors import UserError
+    from agent.llm import Usage, make_chat_model, topic_summariser
+
+    model = make_chat_model(settings)
+    if model is None:
+        raise UserError("--llm-summaries needs an LLM: set EVIGRAPH_LLM_BASE_URL and/or OPENAI_API_KEY.")
+    describer: TopicDescriber = topic_summariser(model, Usage())
+    return describer
+
+
 def _parse_source(value: str) -> tuple[Path, str | None]:
     path, _, fmt = value.partition("=")
     return Path(path).expanduser(), (fmt or None)
@@ -96,6 +107,12 @@ def build(
     ] = "",
     max_documents: Annotated[int | None, typer.Option(help="Stop after this many documents.")] = None,
     name: Annotated[str, typer.Option(help="Name recorded in the KB version.")] = "custom",
+    llm_summaries: Annotated[
+        bool,
+        typer.Option(
+            "--llm-summaries", help="Topic descriptions by the configured LLM (one call per topic)."
+        ),
+    ] = False,
     graph: Annotated[
         str | None,
         typer.Option("--graph", help="Also load the graph into this Neo4j (bolt:// or neo4j:// URI)."),
@@ -104,9 +121,10 @@ def build(
 ) -> None:
     """Build a KB (the default one from the shipped data/, or from --kg/--corpus sources) and publish it."""
     settings = load_settings(kb_dir=kb_dir, neo4j_uri=graph)
+    describe = _llm_describer(settings) if llm_summaries else None
     with user_errors(), progress_bar() as bar:
         if not kg and not corpus:
-            result = build_default_kb(settings, "full" if full else "core", BuildProgress(bar))
+            result = build_default_kb(settings, "full" if full else "core", BuildProgress(bar), describe)
         else:
             if not corpus:
                 raise typer.BadParameter("give at least one --corpus with --kg")
@@ -118,6 +136,7 @@ def build(
                 qdrant_url=settings.qdrant_url,
                 max_documents=max_documents,
                 name=name,
+                describe_topic=describe,
                 embedding_caches=shipped_embedding_caches(settings),
                 user_embedding_cache=settings.data_dir / "embedding-cache.npz",
             )

@@ -139,6 +139,22 @@ def tool_call_plan(model: BaseChatModel, tools: list[Any], prompt: str, usage: U
     return [{"name": c["name"], "args": dict(c.get("args") or {})} for c in calls]
 
 
+def topic_summariser(model: BaseChatModel, usage: Usage) -> Any:
+    """A builder ``describe_topic`` that asks the LLM for a 60-word summary (prompts/topic_summary.md),
+    falling back to the extractive description when a call fails."""
+    from graphs.hypergraph import extractive_description
+
+    def describe(entity_name: str, label: str, units: list[Any]) -> str:
+        passages = "\n\n".join(u.text for u in units[:6])
+        prompt = load_prompt("topic_summary").format(entity=entity_name, label=label, passages=passages)
+        try:
+            return f"{entity_name} — {label}: " + text_call(model, prompt, usage).strip()[:600]
+        except LLMStepFailed:
+            return extractive_description(entity_name, label, units)
+
+    return describe
+
+
 def validate(schema: type[M], data: Any) -> M | None:
     try:
         return schema.model_validate(data)

@@ -51,6 +51,7 @@ MAX_SENSES_PER_MENTION = 3
 
 Progress = Callable[[str, int, int], None]
 TopicDescriber = Callable[[str, str, list[Evidence]], str]
+"""(entity name, label, evidence units) → topic description; extractive unless an LLM summariser is given."""
 
 
 def _no_progress(stage: str, done: int, total: int) -> None:
@@ -382,10 +383,10 @@ def build_kb(root: Path, config: BuildConfig, progress: Progress = _no_progress)
                 progress("finding entities in evidence", n, len(docs))
         lap("chunk_and_ner")
 
-        describe = config.describe_topic or (
-            lambda ent, label, units: extractive_description(entities[ent].name, label, units)
+        summarise = config.describe_topic or extractive_description
+        topics, edges = build_topics(
+            evidence, mentions, lambda ent, label, units: summarise(entities[ent].name, label, units)
         )
-        topics, edges = build_topics(evidence, mentions, describe)
         lap("topics")
 
         conn = connect(tmp / DB_FILE)

@@ -18,7 +18,7 @@ import json
 import tempfile
 from pathlib import Path
 
-from graphs.builder import BuildConfig, BuildResult, Progress, build_kb
+from graphs.builder import BuildConfig, BuildResult, Progress, TopicDescriber, build_kb
 from graphs.kb_layout import CURRENT
 from graphs.loaders import LoadError
 from graphs.settings import Settings
@@ -62,7 +62,10 @@ def _core_subset(corpus: Path, out_dir: Path) -> Path:
 
 
 def build_default_kb(
-    settings: Settings, profile: str = "core", progress: Progress | None = None
+    settings: Settings,
+    profile: str = "core",
+    progress: Progress | None = None,
+    describe_topic: TopicDescriber | None = None,
 ) -> BuildResult:
     """Build the default KB from the shipped data into ``settings.kb_root``."""
     if profile not in PROFILES:
@@ -78,6 +81,7 @@ def build_default_kb(
             qdrant_url=settings.qdrant_url,
             qdrant_api_key=settings.qdrant_api_key.get_secret_value() if settings.qdrant_api_key else None,
             name=f"default-{profile}",
+            describe_topic=describe_topic,
             embedding_caches=shipped_embedding_caches(settings),
             user_embedding_cache=settings.data_dir / "embedding-cache.npz",
             extra={"profile": profile, "source_data": str(settings.source_data_dir)},

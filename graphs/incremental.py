@@ -211,9 +211,11 @@ def add_documents(
                 write_evidence_entities(
                     conn, ((e.id, m) for e in evidence for m in sorted({*mentions[e.id], e.keyword_entity}))
                 )
-                describe = describe_topic or (
-                    lambda ent, label, units: extractive_description(entities[ent].name, label, units)
-                )
+                summarise = describe_topic or extractive_description
+
+                def describe(ent: str, label: str, units: list[Evidence]) -> str:
+                    return summarise(entities[ent].name, label, units)
+
                 touched = _recompute_topics(
                     conn, affected, describe, {k: v.name for k, v in entities.items()}
                 )
@@ -309,9 +311,11 @@ def remove_document(root: Path, doc_id: str, describe_topic: TopicDescriber | No
             entities = {r[0]: entity_from_row(r) for r in conn.execute("SELECT * FROM entities")}
             with conn:
                 affected, removed_ev = _remove_documents(conn, [doc_id])
-                describe = describe_topic or (
-                    lambda ent, label, units: extractive_description(entities[ent].name, label, units)
-                )
+                summarise = describe_topic or extractive_description
+
+                def describe(ent: str, label: str, units: list[Evidence]) -> str:
+                    return summarise(entities[ent].name, label, units)
+
                 touched = _recompute_topics(
                     conn, affected, describe, {k: v.name for k, v in entities.items()}
                 )
