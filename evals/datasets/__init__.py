@@ -1,0 +1,1 @@
+"""Evaluation datasets: loaders, the shipped dev/CI slices, and the registry the runner reads."""

@@ -1,0 +1,157 @@
+"""Retrieval datasets by name, each with the KB it is evaluated on.
+
+| name | questions | KB |
+| --- | --- | --- |
+| ``bioasq-dev`` | 100 BioASQ 7b–10b questions | 3,000-snippet pool + full unified KG + DO (built, cached) |
+| ``bioasq-ci`` | 15 BioASQ questions | 300-snippet pool + the test-slice KG (seconds to build) |
+| ``pubmedqa`` | 100 PubMedQA test questions | their abstracts + 200 distractor abstracts + full KG |
+| ``medquad-consumer`` | 72 consumer/clinician questions | the default KB (``Settings().kb_root``) |
+| ``medquad-consumer-ci`` | the 16 of them answerable in the test slice | the test-slice KB (built, cached) |
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from evals.datasets.medquad_consumer import load_medquad_consumer
+from evals.datasets.schema import RetrievalDataset
+from evals.datasets.snippet_pools import load_bioasq, load_pubmedqa
+from evals.kb_cache import DEFAULT_CACHE_DIR, REPO, KBRecipe, shipped_caches
+from graphs.default_kb import CORE_EXCLUDED_SOURCES
+from graphs.settings import Settings
+
+DATA = REPO / "evals" / "data"
+SLICE = REPO / "tests" / "fixtures" / "slice"
+CI_EMBEDDINGS = DATA / "ci_embeddings.npz"
+"""Vectors of the CI pool's texts (onnx backend), so the CI KB builds without running the encoder."""
+
+
+@dataclass(frozen=True)
+class DatasetSpec:
+    """A named retrieval dataset; ``recipe`` is ``None`` when it runs on an existing KB (the default one).
+
+    ``standin`` builds a KB from the same sources and builder as that existing KB, into the eval cache,
+    for machines where it has not been built yet (``python -m evals.run build-kb --dataset …``).
+    """
+
+    name: str
+    load: Callable[[int | None], RetrievalDataset]
+    recipe: Callable[[Settings], KBRecipe] | None
+    standin: Callable[[Settings], KBRecipe] | None = None
+
+
+def full_kg(settings: Settings) -> tuple[tuple[Path, str | None], ...]:
+    """The default KB's graph sources: the unified KG and Disease Ontology terms from the project's data/."""
+    data = settings.source_data_dir
+    return ((data / "kg" / "unified", "unified"), (data / "kg" / "disease_ontology", "disease_ontology"))
+
+
+def slice_kg() -> tuple[tuple[Path, str | None], ...]:
+    return (
+        (SLICE / "kg", "unified"),
+        (SLICE / "disease_ontology", "disease_ontology"),
+        (SLICE / "hetionet", "hetionet"),
+    )
+
+
+def _bioasq_dev_recipe(settings: Settings) -> KBRecipe:
+    return KBRecipe(
+        name="bioasq-dev",
+        kg_sources=full_kg(settings),
+        corpus_sources=((DATA / "bioasq_dev_corpus.jsonl", "documents"),),
+        shipped_caches=shipped_caches(settings.source_data_dir),
+    )
+
+
+def _bioasq_ci_recipe(settings: Settings) -> KBRecipe:
+    return KBRecipe(
+        name="bioasq-ci",
+        kg_sources=slice_kg(),
+        corpus_sources=((DATA / "bioasq_ci_corpus.jsonl", "documents"),),
+        shipped_caches=shipped_caches(settings.source_data_dir, (CI_EMBEDDINGS,)),
+    )
+
+
+def _pubmedqa_recipe(settings: Settings) -> KBRecipe:
+    return KBRecipe(
+        name="pubmedqa-dev",
+        kg_sources=full_kg(settings),
+        corpus_sources=((DATA / "pubmedqa_dev_corpus.jsonl", "documents"),),
+        shipped_caches=shipped_caches(settings.source_data_dir),
+    )
+
+
+def _slice_recipe(settings: Settings) -> KBRecipe:
+    """The test KB of tests/conftest.py (same sources), so CI questions run against the KB tests use."""
+    return KBRecipe(
+        name="slice",
+        kg_sources=slice_kg(),
+        corpus_sources=((SLICE / "medquad.jsonl", None), (SLICE / "docs.jsonl", None)),
+        shipped_caches=shipped_caches(settings.source_data_dir),
+    )
+
+
+def _default_core_recipe(settings: Settings) -> KBRecipe:
+    """The default KB's ``core`` profile (graphs/default_kb.py: MedQuAD without GARD/GHR, full KG)."""
+    source = settings.source_data_dir / "corpus" / "medquad_answered.jsonl.gz"
+    target = DEFAULT_CACHE_DIR / "sources" / "medquad_core.jsonl"
+    if not target.exists():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_suffix(".tmp")
+        with gzip.open(source, "rt", encoding="utf-8") as src, tmp.open("w", encoding="utf-8") as dst:
+            for line in src:
+                if line.strip() and json.loads(line).get("source") not in CORE_EXCLUDED_SOURCES:
+                    dst.write(line)
+        tmp.replace(target)
+    return KBRecipe(
+        name="default-core",
+        kg_sources=full_kg(settings),
+        corpus_sources=((target, "medquad"),),
+        shipped_caches=shipped_caches(settings.source_data_dir),
+    )
+
+
+DATASETS: dict[str, DatasetSpec] = {
+    "bioasq-dev": DatasetSpec(
+        "bioasq-dev",
+        lambda limit: load_bioasq(
+            DATA / "bioasq_dev.jsonl", DATA / "bioasq_dev_corpus.jsonl", "bioasq-dev", limit
+        ),
+        _bioasq_dev_recipe,
+    ),
+    "bioasq-ci": DatasetSpec(
+        "bioasq-ci",
+        lambda limit: load_bioasq(
+            DATA / "bioasq_ci.jsonl", DATA / "bioasq_ci_corpus.jsonl", "bioasq-ci", limit
+        ),
+        _bioasq_ci_recipe,
+    ),
+    "pubmedqa": DatasetSpec(
+        "pubmedqa",
+        lambda limit: load_pubmedqa(
+            DATA / "pubmedqa_dev.jsonl", DATA / "pubmedqa_dev_corpus.jsonl", "pubmedqa", limit
+        ),
+        _pubmedqa_recipe,
+    ),
+    "medquad-consumer": DatasetSpec(
+        "medquad-consumer",
+        lambda limit: load_medquad_consumer("medquad-consumer", limit=limit),
+        None,
+        _default_core_recipe,
+    ),
+    "medquad-consumer-ci": DatasetSpec(
+        "medquad-consumer-ci",
+        lambda limit: load_medquad_consumer("medquad-consumer-ci", ci_only=True, limit=limit),
+        _slice_recipe,
+    ),
+}
+
+
+def get_dataset(name: str) -> DatasetSpec:
+    if name not in DATASETS:
+        raise ValueError(f"unknown dataset {name!r}; known: {', '.join(DATASETS)}")
+    return DATASETS[name]

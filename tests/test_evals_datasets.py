@@ -1,0 +1,117 @@
+"""The shipped evaluation slices and question sets (evals/data) and their loaders, against the real data."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from evals.datasets.answers import load_long_form, load_mcq
+from evals.datasets.make_slices import CI_POOL, DEV_POOL
+from evals.datasets.registry import DATA, DATASETS, SLICE, get_dataset
+from graphs.settings import Settings
+
+SHARED = Settings().shared_data_dir
+MEDQUAD = SHARED / "corpus" / "medquad_answered.jsonl"
+CORE_EXCLUDED = {"GARD", "GHR"}
+TEMPLATES = re.compile(
+    r"^(what (is|are) \(are\)|what are the (symptoms|treatments) (of|for)|what causes"
+    r"|how to (diagnose|prevent)"
+    r"|who is at risk for|is .* inherited \?)",
+    re.IGNORECASE,
+)
+
+
+def _rows(path: Path) -> list[dict[str, object]]:
+    return [json.loads(line) for line in path.open(encoding="utf-8") if line.strip()]
+
+
+@pytest.fixture(scope="module")
+def medquad() -> dict[str, dict[str, object]]:
+    return {str(r["id"]): r for r in _rows(MEDQUAD)}
+
+
+@pytest.mark.parametrize(
+    ("name", "questions", "pool"), [("bioasq-dev", 100, DEV_POOL), ("bioasq-ci", 15, CI_POOL)]
+)
+def test_bioasq_slices_point_into_their_pool(name: str, questions: int, pool: int) -> None:
+    dataset = get_dataset(name).load(None)
+    corpus = _rows(DATA / f"{name.replace('-', '_')}_corpus.jsonl")
+    assert len(dataset.questions) == questions
+    assert len(corpus) == pool
+    ids = {f"doc:{row['id']}" for row in corpus}
+    for question in dataset.questions:
+        assert question.gold_documents and set(question.gold_documents) <= ids
+        for document in question.gold_documents:
+            assert dataset.group(document).isdigit()  # the snippet's PMID
+
+
+def test_bioasq_slice_text_is_the_shared_pool_text() -> None:
+    shared = {row["id"]: row for row in _rows(SHARED / "corpus" / "bioasq_snippets.jsonl")}
+    for row in _rows(DATA / "bioasq_ci_corpus.jsonl"):
+        assert row["text"] == shared[row["id"]]["text"]
+        assert row["pmid"] == shared[row["id"]]["pmid"]
+
+
+def test_dev_and_ci_questions_are_disjoint() -> None:
+    dev = {q.id for q in get_dataset("bioasq-dev").load(None).questions}
+    ci = {q.id for q in get_dataset("bioasq-ci").load(None).questions}
+    assert not dev & ci
+
+
+def test_pubmedqa_gold_is_the_questions_own_abstract() -> None:
+    dataset = get_dataset("pubmedqa").load(None)
+    assert len(dataset.questions) == 100
+    source = {str(r["id"]): r for r in _rows(DATA / "pubmedqa_dev.jsonl")}
+    for question in dataset.questions:
+        assert {dataset.group(d) for d in question.gold_documents} == {source[question.id]["pmid"]}
+
+
+def test_consumer_questions_are_checked_against_medquad(medquad: dict[str, dict[str, object]]) -> None:
+    rows = _rows(DATA / "medquad_consumer.jsonl")
+    assert len(rows) >= 60
+    assert len({r["id"] for r in rows}) == len(rows)
+    for row in rows:
+        assert not TEMPLATES.match(str(row["question"])), row["question"]
+        gold = row["gold_ids"]
+        assert isinstance(gold, list) and gold
+        assert all(g in medquad for g in gold), row["id"]
+        assert any(medquad[g]["source"] not in CORE_EXCLUDED for g in gold), row["id"]  # answerable on core
+        hints = row["gold_passages"]
+        assert isinstance(hints, dict)
+        for doc, hint in hints.items():
+            assert doc in gold and hint in str(medquad[doc]["answer"]), (row["id"], doc)
+
+
+def test_ci_consumer_questions_are_answerable_in_the_test_slice() -> None:
+    slice_ids = {str(r["id"]) for r in _rows(SLICE / "medquad.jsonl")}
+    dataset = get_dataset("medquad-consumer-ci").load(None)
+    assert 15 <= len(dataset.questions) <= 20
+    for question in dataset.questions:
+        assert any(d.removeprefix("medquad:") in slice_ids for d in question.gold_documents), question.id
+    full = get_dataset("medquad-consumer").load(None)
+    assert {q.id for q in dataset.questions} < {q.id for q in full.questions}
+
+
+def test_every_dataset_has_a_loader_and_a_kb_plan() -> None:
+    assert set(DATASETS) == {"bioasq-dev", "bioasq-ci", "pubmedqa", "medquad-consumer", "medquad-consumer-ci"}
+    assert DATASETS["medquad-consumer"].recipe is None  # runs on the default KB
+    recipe = DATASETS["bioasq-ci"].recipe
+    assert recipe is not None
+    assert all(path.exists() for path in recipe(Settings()).files())
+
+
+def test_answer_set_loaders() -> None:
+    eval_dir = SHARED / "eval"
+    for name in ("medqa", "medmcqa", "mmlu-medical"):
+        items = load_mcq(name, eval_dir, limit=20)
+        assert len(items) == 20
+        assert all(set(item.gold) <= set(item.options) and len(item.options) >= 4 for item in items)
+    medication = load_long_form("medicationqa", eval_dir)
+    assert 300 < len(medication) < 690  # withheld (copyright) answers are skipped
+    assert all(item.reference.strip() for item in medication)
+    assert len(load_long_form("expertqa", eval_dir, limit=10)) == 10
+    with pytest.raises(ValueError):
+        load_mcq("nope", eval_dir)
