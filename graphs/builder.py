@@ -144,10 +144,16 @@ def content_hash(doc: SourceDocument) -> str:
 
 
 def entity_terms(entities: Iterable[Entity]) -> Iterable[tuple[str, str]]:
+    """Dictionary terms of each entity: its name, its synonyms, and their everyday short forms.
+
+    The one short form added: a trailing "mellitus" is dropped ("type 2 diabetes mellitus" → "type 2
+    diabetes"), because clinicians and patients almost never say it and the KG almost always does.
+    """
     for e in entities:
-        yield e.name, e.id
-        for s in e.synonyms:
-            yield s, e.id
+        for term in (e.name, *e.synonyms):
+            yield term, e.id
+            if term.lower().endswith(" mellitus") and len(term.split()) > 2:
+                yield term[: -len(" mellitus")], e.id
 
 
 def mentions_to_entities(mentions: Sequence[Mention], degree: dict[str, int]) -> set[str]:
