@@ -86,7 +86,7 @@ class TurnWorker(threading.Thread):
                 self.question, consult_id=self.consult_id, task=self.task, on_event=self.on_event
             )
         except TurnCancelled:
-            pass
+            self.result = None  # the person pressed Ctrl-C: no result, and nothing to report
         except BaseException as exc:  # handed to the main thread, which reports it and stays in the session
             self.error = exc
 

@@ -53,7 +53,7 @@ def peak_rss_mb():
             if line.startswith("VmHWM:"):
                 return int(line.split()[1]) / 1024.0
     except OSError:
-        pass
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # no /proc: best available
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 t0 = time.perf_counter()
 from graphs.kb import KnowledgeBase

@@ -34,19 +34,19 @@ class KBError(RuntimeError):
 
 
 class KBMissing(KBError):
-    pass
+    """No knowledge base has been built at this root yet."""
 
 
 class KBCorrupt(KBError):
-    pass
+    """A build is incomplete or its files are unreadable."""
 
 
 class KBIncompatible(KBError):
-    pass
+    """A build was made by an EviGraph with another on-disk schema version."""
 
 
 class KBLocked(KBError):
-    pass
+    """Another build or update holds the lock."""
 
 
 @dataclass(frozen=True)
