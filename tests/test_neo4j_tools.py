@@ -145,8 +145,8 @@ def test_ner_link_equal(kb_embedded: KnowledgeBase, kb_neo4j: KnowledgeBase, que
 def test_ner_link_examples_link_their_diseases(kb_neo4j: KnowledgeBase) -> None:
     """Guards against comparing two equally poor answers: the named diseases are linked by dictionary.
 
-    (The first question is left out on purpose: the slice KB has no "type 2 diabetes" surface form
-    without "mellitus", so it links "diabetes" to DOID:9351 by embedding; see the linker's break words.)
+    The first question names "type 2 diabetes", which the dictionary links through the short form of
+    "type 2 diabetes mellitus"; the LLM term "NIDDM" must reach the same entity.
     """
     expected = {
         QUESTIONS[1]: {ASTHMA},
@@ -157,7 +157,9 @@ def test_ner_link_examples_link_their_diseases(kb_neo4j: KnowledgeBase) -> None:
         linked = ner_link(kb_neo4j, NerLinkRequest(texts=[question]))
         assert {e.id for e in linked.entities if e.method == "dictionary"} == ids, question
     niddm = ner_link(kb_neo4j, NerLinkRequest(texts=[QUESTIONS[0]], llm_terms=["NIDDM"]))
-    assert TYPE_2_DIABETES in {e.id for e in niddm.entities if e.method == "llm_term"}
+    linked = {e.id: e for e in niddm.entities}
+    assert TYPE_2_DIABETES in linked
+    assert {"dictionary", "llm_term"} <= set(linked[TYPE_2_DIABETES].methods)
 
 
 @pytest.mark.parametrize("question", QUESTIONS)
