@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -90,10 +91,18 @@ def test_bad_arguments_exit_1(tmp_path: Path) -> None:
 
 
 def test_answers_say_plainly_that_they_need_an_llm(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setenv("EVIGRAPH_LLM_ENABLED", "false")  # the environment, not our code
-    assert main(["answers", "--dataset", "medqa", "--out", str(tmp_path)]) == 2
+    previous = os.environ.get("EVIGRAPH_LLM_ENABLED")
+    os.environ["EVIGRAPH_LLM_ENABLED"] = "false"  # no LLM in this process, whatever the machine has set
+    try:
+        code = main(["answers", "--dataset", "medqa", "--out", str(tmp_path)])
+    finally:
+        if previous is None:
+            os.environ.pop("EVIGRAPH_LLM_ENABLED", None)
+        else:
+            os.environ["EVIGRAPH_LLM_ENABLED"] = previous
+    assert code == 2
     assert "needs an LLM" in capsys.readouterr().err
     assert not list(tmp_path.iterdir())
     assert main(["answers", "--dataset", "nope", "--out", str(tmp_path)]) == 1
