@@ -1,6 +1,6 @@
 """Graph algorithms (graphs/ppr.py, graphs/paths.py) on hand-built arrays, a tiny real KB and the slice KB.
 
-The tiny KB is built with the real builder from TSV/JSONL written here (no mocks); its graph is small
+The tiny KB is built with the real builder from TSV/JSONL written here (real components); its graph is small
 enough that every chain and every Pareto rank can be worked out by hand (see ``TINY_EDGES``).
 """
 
