@@ -2,7 +2,8 @@
 
 Default: a SQLite file under the data dir (``consults.sqlite``), written with durability ``sync`` so a
 process killed mid-turn loses no completed turn. A Postgres URL (``EVIGRAPH_CHECKPOINT_URL=postgresql://…``)
-uses ``langgraph-checkpoint-postgres`` when it is installed. One LangGraph thread per consult.
+uses ``langgraph-checkpoint-postgres`` (the ``postgres`` extra) on an autocommit connection, so the same holds
+there. One LangGraph thread per consult.
 """
 
 from __future__ import annotations
@@ -11,34 +12,78 @@ import sqlite3
 import uuid
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from agent.errors import UserError
 from graphs.settings import Settings
 
+CONNECT_TIMEOUT_S = 10
+"""Seconds to wait for a Postgres checkpoint server before telling the user it is unreachable."""
+
 
 def open_checkpointer(settings: Settings) -> BaseCheckpointSaver[Any]:
     url = settings.checkpoint_url
     if url and url.startswith(("postgresql://", "postgres://")):
-        try:
-            from langgraph.checkpoint.postgres import PostgresSaver
-            from psycopg import Connection
-        except ImportError as exc:
-            raise UserError(
-                "A Postgres checkpoint URL needs `pip install langgraph-checkpoint-postgres "
-                "psycopg[binary]`; or unset EVIGRAPH_CHECKPOINT_URL to use SQLite."
-            ) from exc
-        conn = Connection.connect(url, autocommit=True, prepare_threshold=0)
-        saver = PostgresSaver(conn)
-        saver.setup()
-        return saver
+        return _open_postgres_checkpointer(url)
     from langgraph.checkpoint.sqlite import SqliteSaver
 
     path = Path(url) if url else settings.checkpoint_path
     path.parent.mkdir(parents=True, exist_ok=True)
     conn = sqlite3.connect(path, check_same_thread=False)
     return SqliteSaver(conn)
+
+
+def _open_postgres_checkpointer(url: str) -> BaseCheckpointSaver[Any]:
+    """A PostgresSaver on one autocommit connection: each checkpoint is committed as it is written.
+
+    The connection options are those of ``PostgresSaver.from_conn_string`` (``dict_row`` is its declared
+    connection type; ``prepare_threshold=0`` keeps it working behind transaction-pooling proxies such as
+    pgbouncer), but the connection outlives this call. An unreachable or refusing server becomes a UserError.
+    """
+    try:
+        from langgraph.checkpoint.postgres import PostgresSaver
+        from psycopg import Connection, Error, OperationalError, ProgrammingError
+        from psycopg.conninfo import make_conninfo
+        from psycopg.rows import dict_row
+    except ImportError as exc:
+        raise UserError(
+            "A Postgres checkpoint URL needs the `postgres` extra: `pip install -e '.[postgres]'` "
+            "(langgraph-checkpoint-postgres, psycopg[binary]); "
+            "or unset EVIGRAPH_CHECKPOINT_URL to use SQLite."
+        ) from exc
+    where = _redacted(url)
+    try:
+        # Without a timeout, a host that drops packets hangs the consult for the OS's TCP timeout (minutes).
+        conninfo = url if "connect_timeout" in url else make_conninfo(url, connect_timeout=CONNECT_TIMEOUT_S)
+        conn = Connection.connect(conninfo, autocommit=True, prepare_threshold=0, row_factory=dict_row)
+    except (OperationalError, ProgrammingError) as exc:
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise UserError(
+            f"Could not connect to the Postgres consult store at {where} ({reason}). Start the server or fix "
+            "EVIGRAPH_CHECKPOINT_URL (postgresql://user[:password]@host:port/database); "
+            "or unset it to keep consults in SQLite."
+        ) from exc
+    saver = PostgresSaver(conn)
+    try:
+        saver.setup()
+    except Error as exc:
+        conn.close()
+        raise UserError(
+            f"Connected to the Postgres consult store at {where}, but could not create its checkpoint "
+            f"tables ({exc}). Give that user CREATE rights on the database, or use another database."
+        ) from exc
+    return saver
+
+
+def _redacted(url: str) -> str:
+    """The URL as it is safe to show: the password, if any, replaced by ***."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+    return urlunsplit(parts._replace(netloc=netloc))
 
 
 def new_consult_id() -> str:

@@ -7,12 +7,12 @@ and stops it again at session end, so ``pytest`` alone works on a fresh clone wi
 """
 
 import os
-import socket
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.server_scripts import port_answers, run_server_script
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SERVER_SCRIPT = REPO_ROOT / "graphs" / "neo4j_server" / "neo4j-server.sh"
@@ -27,41 +27,16 @@ def configured_port() -> int:
     return int(os.environ.get("EVIGRAPH_TEST_NEO4J_PORT", DEFAULT_TEST_PORT))
 
 
-def port_answers(port: int) -> bool:
-    """True when something accepts TCP connections on 127.0.0.1:port."""
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=1.0):
-            return True
-    except OSError:
-        return False
-
-
-def run_server_script(command: str, port: int, timeout_seconds: int) -> None:
-    """Run ``neo4j-server.sh COMMAND --port PORT``; raise with its full output if it fails."""
-    completed = subprocess.run(
-        ["bash", str(SERVER_SCRIPT), command, "--port", str(port)],
-        capture_output=True,
-        text=True,
-        timeout=timeout_seconds,
-        check=False,
-    )
-    if completed.returncode != 0:
-        raise RuntimeError(
-            f"{SERVER_SCRIPT.name} {command} --port {port} failed (exit {completed.returncode}):\n"
-            f"{completed.stdout}\n{completed.stderr}"
-        )
-
-
 @pytest.fixture(scope="session")
 def neo4j_uri() -> Iterator[str]:
     """Bolt URI of a running Neo4j (auth disabled); starts and later stops one only if none answers."""
     port = configured_port()
     started_here = False
     if not port_answers(port):
-        run_server_script("start", port, START_TIMEOUT_SECONDS)
+        run_server_script(SERVER_SCRIPT, "start", port, START_TIMEOUT_SECONDS)
         started_here = True
     try:
         yield f"bolt://127.0.0.1:{port}"
     finally:
         if started_here:
-            run_server_script("stop", port, STOP_TIMEOUT_SECONDS)
+            run_server_script(SERVER_SCRIPT, "stop", port, STOP_TIMEOUT_SECONDS)
