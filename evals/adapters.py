@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 
 from graphs.kb import KnowledgeBase
-from tools.evidence_rank import EvidenceRankRequest, RankMethod, evidence_rank
+from tools.evidence_rank import Duplicate, EvidenceRankRequest, RankMethod, evidence_rank
 from tools.hypergraph_walk import HypergraphWalkRequest, hypergraph_walk
 from tools.ner_link import NerLinkRequest, ner_link
 from tools.reasoning_chain import ReasoningChainRequest, reasoning_chain
@@ -129,6 +129,8 @@ def rank_evidence(
     entity_ids: Sequence[str] = (),
     methods: Sequence[RankMethod] | None = None,
     vector_k: int = 50,
+    hybrid_weight: float | None = None,
+    credit_twins: bool = True,
 ) -> list[tuple[str, float]]:
     """``evidence_rank``: (evidence id, final score) best first. No word budget (K is the cut here)."""
     ordered = sorted(candidate_ids, key=lambda i: (-(graph_scores or {}).get(i, 0.0), i))
@@ -143,5 +145,27 @@ def rank_evidence(
     }
     if methods is not None:
         fields["methods"] = list(methods)
+    if hybrid_weight is not None:
+        fields["hybrid_weight"] = hybrid_weight
     result = evidence_rank(kb, EvidenceRankRequest.model_validate(fields))
-    return [(e.id, e.scores.final) for e in result.evidence]
+    ranked = [(e.id, e.scores.final) for e in result.evidence]
+    return with_twins(ranked, result.duplicates) if credit_twins else ranked
+
+
+def with_twins(ranked: list[tuple[str, float]], duplicates: Sequence[Duplicate]) -> list[tuple[str, float]]:
+    """The ranked list with every dropped near-duplicate placed right after the unit it repeats.
+
+    Why: evidence_rank keeps one of two near-identical passages (cosine > 0.97, or the same span of one
+    document) so the answer does not spend its word budget twice, and lists the other as its duplicate.
+    The retrieval metrics count ids, and a gold set may hold both twins (BioASQ pools repeat a snippet under
+    several ids); crediting the listed twin at its kept copy's rank scores what the reader is shown, as a
+    baseline without deduplication is scored. The ``evigraph-strict-ids`` ablation scores without it.
+    """
+    twins: dict[str, list[str]] = {}
+    for duplicate in duplicates:
+        twins.setdefault(duplicate.duplicate_of, []).append(duplicate.id)
+    out: list[tuple[str, float]] = []
+    for evidence_id, score in ranked:
+        out.append((evidence_id, score))
+        out.extend((twin, score) for twin in twins.get(evidence_id, []))
+    return out

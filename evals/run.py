@@ -1,6 +1,6 @@
 """Evaluation runner (``evigraph eval …`` runs this module in a subprocess; keep the argv stable).
 
-  python -m evals.run retrieval --dataset bioasq-dev|bioasq-ci|pubmedqa|medquad-consumer|medquad-consumer-ci
+  python -m evals.run retrieval --dataset DATASET  (python -m evals.run list: bioasq-dev, bioasq-test, …)
                       [--systems all|baselines|bm25,vector,…] [--k 1,5,10,20,50] [--kb-root DIR]
                       [--out evals/reports] [--cache-dir DIR] [--limit N] [--no-diagnose]
   python -m evals.run answers --dataset medqa|medmcqa|mmlu-medical|expertqa|medicationqa

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import pytest
 
+from evals.adapters import with_twins
 from evals.baselines.base import EvidencePool
 from evals.baselines.bm25 import BM25Index, tokenize
 from evals.baselines.registry import SYSTEMS, expand, make_system
 from evals.datasets.registry import get_dataset
 from evals.scoring import resolve_gold, units
 from graphs.kb import KnowledgeBase
+from tools.evidence_rank import Duplicate
 
 QUESTION = "my dad was just told he has gout, what can he take for the pain?"
 
@@ -74,3 +76,28 @@ def test_gold_resolution_uses_the_hinted_paragraph(pool: EvidencePool) -> None:
     first = sorted(gold.passages)[0]
     assert units(dataset, pool, [first], "document") == [pool.records[first].document_id]
     assert units(dataset, pool, [first], "passage") == [first]
+
+
+def test_twins_are_credited_right_after_the_passage_they_repeat() -> None:
+    ranked = [("E:a", 0.9), ("E:b", 0.8), ("E:c", 0.5)]
+    duplicates = [
+        Duplicate(id="E:b2", duplicate_of="E:b", reason="cosine > 0.97"),
+        Duplicate(id="E:a2", duplicate_of="E:a", reason="same document, overlapping span"),
+        Duplicate(id="E:z2", duplicate_of="E:z", reason="cosine > 0.97"),  # its passage was cut: not credited
+    ]
+    assert with_twins(ranked, duplicates) == [
+        ("E:a", 0.9),
+        ("E:a2", 0.9),
+        ("E:b", 0.8),
+        ("E:b2", 0.8),
+        ("E:c", 0.5),
+    ]
+    assert with_twins(ranked, []) == ranked
+
+
+def test_strict_ids_ablation_returns_only_kept_passages(slice_kb: KnowledgeBase, pool: EvidencePool) -> None:
+    credited = make_system("evigraph", slice_kb, pool).retrieve(QUESTION, 30)
+    strict = make_system("evigraph-strict-ids", slice_kb, pool).retrieve(QUESTION, 30)
+    kept_in_credited = [i for i in credited if i in set(strict)]
+    assert kept_in_credited == strict[: len(kept_in_credited)]  # same passages, same order; twins only add
+    assert len(strict) == 30 and len(kept_in_credited) + len(set(credited) - set(strict)) == 30

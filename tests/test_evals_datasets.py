@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from evals.datasets.answers import load_long_form, load_mcq
-from evals.datasets.make_slices import CI_POOL, DEV_POOL
+from evals.datasets.make_slices import CI_POOL, DEV_POOL, TEST_POOL, normalized_question
 from evals.datasets.registry import DATA, DATASETS, SLICE, get_dataset
 from graphs.settings import Settings
 
@@ -34,7 +34,8 @@ def medquad() -> dict[str, dict[str, object]]:
 
 
 @pytest.mark.parametrize(
-    ("name", "questions", "pool"), [("bioasq-dev", 100, DEV_POOL), ("bioasq-ci", 15, CI_POOL)]
+    ("name", "questions", "pool"),
+    [("bioasq-dev", 100, DEV_POOL), ("bioasq-ci", 15, CI_POOL), ("bioasq-test", 100, TEST_POOL)],
 )
 def test_bioasq_slices_point_into_their_pool(name: str, questions: int, pool: int) -> None:
     dataset = get_dataset(name).load(None)
@@ -50,15 +51,38 @@ def test_bioasq_slices_point_into_their_pool(name: str, questions: int, pool: in
 
 def test_bioasq_slice_text_is_the_shared_pool_text() -> None:
     shared = {row["id"]: row for row in _rows(SHARED / "corpus" / "bioasq_snippets.jsonl")}
-    for row in _rows(DATA / "bioasq_ci_corpus.jsonl"):
-        assert row["text"] == shared[row["id"]]["text"]
-        assert row["pmid"] == shared[row["id"]]["pmid"]
+    for corpus in ("bioasq_ci_corpus.jsonl", "bioasq_test_corpus.jsonl"):
+        for row in _rows(DATA / corpus):
+            assert row["text"] == shared[row["id"]]["text"]
+            assert row["pmid"] == shared[row["id"]]["pmid"]
 
 
 def test_dev_and_ci_questions_are_disjoint() -> None:
     dev = {q.id for q in get_dataset("bioasq-dev").load(None).questions}
     ci = {q.id for q in get_dataset("bioasq-ci").load(None).questions}
     assert not dev & ci
+
+
+def _gold_snippets(question: dict[str, object]) -> set[str]:
+    gold = question["gold_snippet_ids"]
+    assert isinstance(gold, list)
+    return {str(snippet) for snippet in gold}
+
+
+def test_held_out_test_questions_share_nothing_with_dev_or_ci() -> None:
+    """bioasq-test confirms what was tuned on dev, so no question, question text or gold snippet recurs."""
+    test = _rows(DATA / "bioasq_test.jsonl")
+    seen = _rows(DATA / "bioasq_dev.jsonl") + _rows(DATA / "bioasq_ci.jsonl")
+    assert len(test) == 100
+    assert not {q["id"] for q in test} & {q["id"] for q in seen}
+    texts = {normalized_question(str(q["question"])) for q in test}
+    assert not texts & {normalized_question(str(q["question"])) for q in seen}
+    assert not set().union(*map(_gold_snippets, test)) & set().union(*map(_gold_snippets, seen))
+    pool = {str(row["id"]) for row in _rows(DATA / "bioasq_test_corpus.jsonl")}
+    for question in test:
+        assert _gold_snippets(question) & pool, question["id"]
+    description = get_dataset("bioasq-test").load(None).description
+    assert "held out: never used to tune" in description
 
 
 def test_pubmedqa_gold_is_the_questions_own_abstract() -> None:
@@ -96,7 +120,14 @@ def test_ci_consumer_questions_are_answerable_in_the_test_slice() -> None:
 
 
 def test_every_dataset_has_a_loader_and_a_kb_plan() -> None:
-    assert set(DATASETS) == {"bioasq-dev", "bioasq-ci", "pubmedqa", "medquad-consumer", "medquad-consumer-ci"}
+    assert set(DATASETS) == {
+        "bioasq-dev",
+        "bioasq-test",
+        "bioasq-ci",
+        "pubmedqa",
+        "medquad-consumer",
+        "medquad-consumer-ci",
+    }
     assert DATASETS["medquad-consumer"].recipe is None  # runs on the default KB
     recipe = DATASETS["bioasq-ci"].recipe
     assert recipe is not None

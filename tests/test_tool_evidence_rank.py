@@ -172,6 +172,25 @@ def test_fragments_surface_evidence_for_the_second_aspect(slice_kb: KnowledgeBas
 # ----- hybrid, labels, budget, duplicates -----
 
 
+def test_hybrid_weight_tilts_between_semantic_and_graph(slice_kb: KnowledgeBase) -> None:
+    candidates = topic_evidence(slice_kb, f"T:{GOUT}|treatment", f"T:{GOUT}|causes")[:6]
+    graph = {c: float(i) for i, c in enumerate(candidates)}
+    common = dict(candidate_ids=candidates, vector_k=0, graph_scores=graph, top_k=10, labels_boost=[])
+    for weight in (0.0, 0.2, 1.0):
+        result = rank(
+            slice_kb, "What lowers uric acid?", methods=["cosine", "hybrid"], hybrid_weight=weight, **common
+        )
+        cosine = np.array([e.scores.cosine for e in result.evidence])
+        graph_values = np.array([graph[e.id] for e in result.evidence])
+        expected = (1 - weight) * minmax(cosine) + weight * minmax(graph_values)
+        assert [e.scores.hybrid for e in result.evidence] == pytest.approx(list(expected), abs=1e-5)
+        assert result.parameters["hybrid_weight"] == weight
+    by_graph = rank(
+        slice_kb, "What lowers uric acid?", methods=["cosine", "hybrid"], hybrid_weight=1.0, **common
+    )
+    assert [e.id for e in by_graph.evidence] == candidates[::-1]  # weight 1: the graph score alone orders
+
+
 def test_hybrid_is_the_mean_of_min_max_rescaled_scores(slice_kb: KnowledgeBase) -> None:
     candidates = topic_evidence(slice_kb, f"T:{GOUT}|treatment", f"T:{GOUT}|causes")[:6]
     graph = {candidates[0]: 0.5, candidates[1]: 2.0, candidates[2]: 1.0, candidates[3]: 4.0}  # others: 0
@@ -251,12 +270,23 @@ def test_default_methods_and_breakdown(slice_kb: KnowledgeBase) -> None:
     result = rank(
         slice_kb, "Which medicines lower uric acid in gout?", hypothesis="Allopurinol and febuxostat."
     )
-    assert result.parameters["methods"] == list(DEFAULT_METHODS)
+    assert result.parameters["methods"] == list(DEFAULT_METHODS) == ["cosine", "fragment"]
     first = result.evidence[0].scores
-    assert first.fragment is not None and first.idep is not None and first.mmr_penalty == 0.0
-    assert result.features and all(f.origin != "llm" for f in result.features)
+    assert first.fragment is not None and first.idep is None and first.mmr_penalty is None
+    assert not result.features and result.parameters["features_from"] is None
     assert any("febuxostat" in f.lower() for f in result.fragments)  # Q ⊕ HO is fragmented
     assert len({e.id for e in result.evidence}) == len(result.evidence)
+
+
+def test_llm_features_bring_idep_into_the_default_methods(slice_kb: KnowledgeBase) -> None:
+    features = [Feature(text="urate-lowering therapy", usefulness=10), Feature(text="diet", usefulness=2)]
+    with_features = rank(slice_kb, "Which medicines lower uric acid in gout?", features=features)
+    assert with_features.parameters["methods"] == ["cosine", "fragment", "idep"]
+    assert with_features.parameters["features_from"] == "llm"
+    assert with_features.evidence[0].scores.idep is not None
+    named = rank(slice_kb, "Which medicines lower uric acid in gout?", features=features, methods=["cosine"])
+    assert named.parameters["methods"] == ["cosine"]  # an explicit choice is respected
+    assert named.evidence[0].scores.idep is None
 
 
 def test_offline_features_weight_specific_asked_and_negated(slice_kb: KnowledgeBase) -> None:

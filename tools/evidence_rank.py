@@ -9,8 +9,10 @@ features are embedded (two encoder calls, see :func:`_embed`). Methods, selectab
   candidate against every fragment, each fragment taken relative to its own best candidate so that every
   aspect of a multi-part question gets its top evidence near the top (tools/ranking.fragment_scores);
 * ``idep`` — EbmKG eq. 9 over features ``f_i`` with usefulness ``u_i``: from an LLM under a task's search
-  condition when the caller passes them, otherwise derived offline (:func:`offline_features`);
-* ``hybrid`` — BCG: min–max rescale the graph score (walk / chains) and the semantic score, average;
+  condition when the caller passes them (then it joins the default methods), otherwise derived offline
+  (:func:`offline_features`) when named;
+* ``hybrid`` — BCG: min–max rescale the graph score (walk / chains) and the semantic score, average
+  (``hybrid_weight`` 0.5; another weight tilts it);
 * ``mmr`` — KG-Rank: select greedily with ``rel − w · mean_sim(selected)``, ``w = 0.1 + 0.01·n``.
 
 The semantic score is the mean of the min–max-rescaled scores of the selected semantic methods (cosine,
@@ -44,22 +46,21 @@ from tools.ranking import (
 )
 
 RankMethod = Literal["cosine", "fragment", "idep", "hybrid", "mmr"]
-DEFAULT_METHODS: tuple[RankMethod, ...] = ("cosine", "fragment", "idep", "mmr")
-"""Chosen by a light measurement on the test slice KB: 18 questions written in our own words about slice
-MedQuAD documents (29 asked aspects, each a set of gold documents), pipeline ner_link → hypergraph_walk
-(ppr) → evidence_rank(top_k=5, vector_k=50, offline idep features, label boost 0.2). Aspect recall@5 / MRR:
-cosine 0.66 / 0.47, fragment 0.76 / 0.50, cosine+idep 0.79 / 0.58, cosine+idep+mmr 0.86 / 0.60,
-**cosine+fragment+idep+mmr 0.86 / 0.62**, adding hybrid 0.76 / 0.55, idep alone 0.55 / 0.35 (eq. 9 says
-which feature an evidence is about, not how relevant it is). Hybrid is left out because the graph scores of
-a walk from offline links were noise here (on the slice most paraphrased questions link to 0–2 entities);
-pass it explicitly when the walk starts from good links. Fragment scoring ties cosine on these short
-questions and is kept for what HyKGE built it for: a long hypothesis that would dominate one query vector.
-With 29 aspects one aspect is 0.034, so only differences of 2+ aspects mean anything."""
+DEFAULT_METHODS: tuple[RankMethod, ...] = ("cosine", "fragment")
+"""The default when the caller names no methods; ``idep`` joins it when the caller passes features (an LLM's,
+EbmKG's setting). Chosen on the eval harness's dev sets with the full candidate pipeline (walk + path
+evidence + 50 dense; evals/reports/retrieval_*.md, twins credited): recall@10 BioASQ dev / MedQuAD consumer
+— cosine 0.786 / 0.674, cosine+fragment **0.810 / 0.691**, + mmr 0.798 / 0.672, + offline idep 0.748 / 0.639,
++ hybrid (graph weight 0.1 / 0.2 / 0.3) 0.808 / 0.669, 0.806 / 0.667, 0.789 / 0.637. Offline IDEP features
+(:func:`offline_features`) say which aspect a passage is about, not whether it answers, and pull recall
+down; MMR trades recall for variety the near-duplicate filter already gives; graph scores from offline
+links were noise against the semantic score. All stay available by name."""
 SEMANTIC_METHODS: tuple[RankMethod, ...] = ("cosine", "fragment", "idep")
 DUPLICATE_COSINE = 0.97
-LABEL_BOOST = 0.2
+LABEL_BOOST = 0.1
 """Added to the [0, 1] final score of evidence whose label the question asks about (e.g. "treatment").
-Measured with the default methods (see DEFAULT_METHODS): boost 0 → recall@5 0.66, 0.1 → 0.79, 0.2 → 0.86."""
+MedQuAD consumer questions with the default methods, recall@1 / recall@10 / MRR: boost 0 → 0.185 / 0.697 /
+0.663, 0.1 → 0.196 / 0.691 / 0.665, 0.2 → 0.191 / 0.688 / 0.645 (BioASQ snippets carry no asked label)."""
 MAX_FRAGMENTS = 24
 """Fragments embedded per call: ~140 content words of ``Q ⊕ HO``; a longer hypothesis is cut with a note."""
 MAX_CANDIDATES = 1000
@@ -106,7 +107,15 @@ class EvidenceRankRequest(BaseModel):
     methods: list[RankMethod] = Field(
         default_factory=lambda: list(DEFAULT_METHODS),
         min_length=1,
-        description="Ranking methods to combine: cosine, fragment, idep, hybrid, mmr.",
+        description="Ranking methods to combine: cosine, fragment, idep, hybrid, mmr. Default: cosine and "
+        "fragment, plus idep when features are given.",
+    )
+    hybrid_weight: float = Field(
+        default=0.5,
+        ge=0.0,
+        le=1.0,
+        description="Weight of the rescaled graph score in hybrid (1 - weight goes to the semantic score); "
+        "0.5 is BCG's plain average.",
     )
     vector_k: int = Field(default=50, ge=0, le=500, description="Candidates added by vector search.")
     top_k: int = Field(default=20, ge=1, le=200, description="Maximum evidence units returned.")
@@ -187,6 +196,8 @@ def evidence_rank(kb: KnowledgeBase, request: EvidenceRankRequest) -> EvidenceRa
         if note:
             warnings.append(f"hypothesis: {note}")
     methods = list(dict.fromkeys(request.methods))
+    if request.features and "methods" not in request.model_fields_set and "idep" not in methods:
+        methods.append("idep")
     query_text = f"{question}\n{hypothesis}".strip()
     labels = _asked_labels(question) if request.labels_boost is None else list(request.labels_boost)
 
@@ -363,7 +374,8 @@ def _score(
     if request.graph_scores is not None:
         graph = np.array([float(request.graph_scores.get(i, 0.0)) for i in ids])
         if "hybrid" in methods and request.graph_scores:
-            hybrid = (minmax(semantic) + minmax(graph)) / 2.0
+            weight = request.hybrid_weight
+            hybrid = (1.0 - weight) * minmax(semantic) + weight * minmax(graph)
             final = hybrid
     wanted = set(labels)
     boost = np.array([LABEL_BOOST if records[i].label in wanted else 0.0 for i in ids])
@@ -485,6 +497,7 @@ def _result(
         parameters={
             "methods": methods,
             "vector_k": request.vector_k,
+            "hybrid_weight": request.hybrid_weight if "hybrid" in methods else None,
             "top_k": request.top_k,
             "word_budget": request.word_budget,
             "labels_boost": labels,

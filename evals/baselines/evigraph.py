@@ -10,7 +10,9 @@ and agent/nodes/rank.py), so the numbers describe what the product retrieves:
   located topic is a candidate scored by its topic's score over the best topic's;
 * chains: BCG shortest paths with their mapped evidence (``shortest_path`` mode), scored 1 / (1 + rank S);
 * evidence_rank: the 400 best candidates by graph score with those scores (for hybrid), the seeds as
-  entity ids, plus its own 50 dense candidates, tool-default methods. K is the cut (no word budget).
+  entity ids, plus its own 50 dense candidates, tool-default methods (cosine + fragment). K is the cut (no
+  word budget); near-duplicates the tool folded into a kept passage are credited at its rank
+  (evals/adapters.py ``with_twins``; ``evigraph-strict-ids`` scores without).
 
 Ablations switch a stage off, change the walk, add HyKGE chains' edge evidence, or rank with one method.
 """
@@ -38,6 +40,8 @@ class EviGraphConfig:
     vector_k: int = 50
     methods: tuple[RankMethod, ...] | None = None
     n_t: int = 10
+    hybrid_weight: float | None = None
+    credit_twins: bool = True
 
 
 def _merge(into: dict[str, float], scores: dict[str, float]) -> None:
@@ -82,8 +86,10 @@ class EviGraphRetriever:
             entity_ids=seeds,
             methods=self.config.methods,
             vector_k=self.config.vector_k,
+            hybrid_weight=self.config.hybrid_weight,
+            credit_twins=self.config.credit_twins,
         )
-        return [evidence_id for evidence_id, _ in ranked]
+        return [evidence_id for evidence_id, _ in ranked][:k]
 
 
 ABLATIONS: dict[str, tuple[str, EviGraphConfig]] = {
@@ -95,6 +101,10 @@ ABLATIONS: dict[str, tuple[str, EviGraphConfig]] = {
     "evigraph-no-chains": ("without reasoning-chain (path) evidence", EviGraphConfig(path_evidence=False)),
     "evigraph-graph-only": ("graph candidates only (no dense candidates)", EviGraphConfig(vector_k=0)),
     "evigraph-random-walk": ("seeded random walks instead of PPR", EviGraphConfig(walk_mode="random_walk")),
+    "evigraph-strict-ids": (
+        "twins not credited: a near-duplicate evidence_rank folded into a kept passage counts as missed",
+        EviGraphConfig(credit_twins=False),
+    ),
     "evigraph-chain-edges": (
         "plus passages naming both ends of an edge of a HyKGE chain",
         EviGraphConfig(chain_edges=True),
@@ -104,8 +114,10 @@ RANK_ABLATIONS: Sequence[tuple[str, tuple[RankMethod, ...]]] = (
     ("cosine", ("cosine",)),
     ("fragment", ("fragment",)),
     ("idep", ("idep",)),
-    ("hybrid", ("cosine", "hybrid")),
-    ("mmr", ("cosine", "mmr")),
+    ("hybrid", ("cosine", "fragment", "hybrid")),
+    ("mmr", ("cosine", "fragment", "mmr")),
+    ("offline-idep", ("cosine", "fragment", "idep")),
+    ("session1-default", ("cosine", "fragment", "idep", "mmr")),
 )
 for _label, _methods in RANK_ABLATIONS:
     ABLATIONS[f"evigraph-rank-{_label}"] = (

@@ -12,6 +12,14 @@ How each slice is chosen (deterministic, ``random.Random(seed)``):
   retrieval-mined) distractors keep the pool neutral between systems; it is therefore easier than the full
   pool, and the report gives BM25 on the full pool for the same questions as the calibration.
 * **bioasq-ci** — 15 questions (disjoint from dev) with 2–8 gold snippets, pool padded to 300.
+* **bioasq-test** — held out: 100 questions drawn with dev's rules from the eligible questions that are not
+  in dev or CI, do not repeat a dev/CI question's text and share no gold snippet with one (this leaves out
+  11 of the 1,704 otherwise eligible, two of them verbatim repeats from another BioASQ year), so a ranking
+  choice tuned on dev is confirmed on questions and evidence never looked at. Its distractors come from
+  outside the dev and CI pools (the pools overlap only where a test gold snippet was a dev/CI distractor),
+  and none has the same text as one of its gold snippets (the shared pool holds 30 texts under more than
+  one id; such a copy would score a correct hit as a miss). It draws from its own
+  ``random.Random(SEED + 2)``, so adding it left the dev and CI files byte-for-byte unchanged.
 * **pubmedqa-dev** — 100 questions from the official PQA-L test split; the pool is their abstracts'
   paragraphs plus the paragraphs of 200 other abstracts (distractors).
 
@@ -42,6 +50,10 @@ DEV_MAX_GOLD = 25
 CI_QUESTIONS = 15
 CI_POOL = 300
 CI_GOLD_RANGE = (2, 8)
+TEST_SEED = SEED + 2
+"""bioasq-test draws from its own stream: the dev/CI stream must stay as it was to keep those files."""
+TEST_QUESTIONS = 100
+TEST_POOL = 3000
 PUBMEDQA_QUESTIONS = 100
 PUBMEDQA_DISTRACTOR_ABSTRACTS = 200
 
@@ -97,8 +109,54 @@ def pad_pool(gold: Sequence[str], candidates: Sequence[str], size: int, rng: ran
     return sorted(chosen)
 
 
+def normalized_question(text: str) -> str:
+    """Case, spacing and trailing punctuation removed: BioASQ repeats some questions across years."""
+    return " ".join(text.lower().split()).rstrip("?. ")
+
+
+def held_out_candidates(
+    eligible: Sequence[dict[str, Any]], seen: Sequence[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """Eligible questions sharing nothing with ``seen``: not the same id, text or any gold snippet."""
+    seen_ids = {q["id"] for q in seen}
+    seen_texts = {normalized_question(q["question"]) for q in seen}
+    seen_gold = {s for q in seen for s in q["gold_snippet_ids"]}
+    return [
+        q
+        for q in eligible
+        if q["id"] not in seen_ids
+        and normalized_question(q["question"]) not in seen_texts
+        and not seen_gold.intersection(q["gold_snippet_ids"])
+    ]
+
+
+def write_bioasq_slice(
+    name: str,
+    chosen: Sequence[dict[str, Any]],
+    pool: Sequence[str],
+    snippets: dict[str, dict[str, Any]],
+    out: Path,
+) -> dict[str, int]:
+    """Write ``<name>.jsonl`` (questions) and ``<name>_corpus.jsonl`` (the pool as generic documents)."""
+    pmids = {str(snippets[s]["pmid"]) for s in pool}
+    return {
+        f"{name}_questions": write_jsonl(out / f"{name}.jsonl", (bioasq_question(q, pmids) for q in chosen)),
+        f"{name}_snippets": write_jsonl(
+            out / f"{name}_corpus.jsonl", (snippet_document(snippets[s]) for s in pool)
+        ),
+        f"{name}_gold_snippets": len({s for q in chosen for s in q["gold_snippet_ids"]}),
+    }
+
+
+def gold_of(name: str, chosen: Sequence[dict[str, Any]], size: int) -> list[str]:
+    gold = sorted({s for q in chosen for s in q["gold_snippet_ids"]})
+    if len(gold) > size:
+        raise ValueError(f"{name}: {len(gold)} gold snippets exceed the pool size {size}")
+    return gold
+
+
 def bioasq_slices(shared: Path, out: Path) -> dict[str, int]:
-    """Write the dev and CI BioASQ slices (questions + snippet corpora)."""
+    """Write the dev, CI and held-out test BioASQ slices (questions + snippet corpora)."""
     rng = random.Random(SEED)
     questions = read_jsonl(shared / "eval" / "bioasq_taskb_golden_7b_10b.jsonl")
     snippets = {s["id"]: s for s in read_jsonl(shared / "corpus" / "bioasq_snippets.jsonl")}
@@ -109,19 +167,21 @@ def bioasq_slices(shared: Path, out: Path) -> dict[str, int]:
     ci_pool = [q for q in eligible if q["id"] not in dev_ids and low <= len(q["gold_snippet_ids"]) <= high]
     ci = sorted(rng.sample(ci_pool, CI_QUESTIONS), key=lambda q: q["id"])
     counts: dict[str, int] = {}
+    used_pool: set[str] = set()
     for name, chosen, size in (("bioasq_dev", dev, DEV_POOL), ("bioasq_ci", ci, CI_POOL)):
-        gold = sorted({s for q in chosen for s in q["gold_snippet_ids"]})
-        if len(gold) > size:
-            raise ValueError(f"{name}: {len(gold)} gold snippets exceed the pool size {size}")
-        pool = pad_pool(gold, list(snippets), size, rng)
-        pmids = {str(snippets[s]["pmid"]) for s in pool}
-        counts[f"{name}_questions"] = write_jsonl(
-            out / f"{name}.jsonl", (bioasq_question(q, pmids) for q in chosen)
-        )
-        counts[f"{name}_snippets"] = write_jsonl(
-            out / f"{name}_corpus.jsonl", (snippet_document(snippets[s]) for s in pool)
-        )
-        counts[f"{name}_gold_snippets"] = len(gold)
+        pool = pad_pool(gold_of(name, chosen, size), list(snippets), size, rng)
+        used_pool.update(pool)
+        counts.update(write_bioasq_slice(name, chosen, pool, snippets, out))
+
+    test_rng = random.Random(TEST_SEED)
+    test = sorted(
+        test_rng.sample(held_out_candidates(eligible, [*dev, *ci]), TEST_QUESTIONS), key=lambda q: q["id"]
+    )
+    test_gold = gold_of("bioasq_test", test, TEST_POOL)
+    gold_texts = {snippets[s]["text"] for s in test_gold}
+    distractors = [s for s in snippets if s not in used_pool and snippets[s]["text"] not in gold_texts]
+    test_pool = pad_pool(test_gold, distractors, TEST_POOL, test_rng)
+    counts.update(write_bioasq_slice("bioasq_test", test, test_pool, snippets, out))
     return counts
 
 

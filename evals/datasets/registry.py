@@ -3,6 +3,7 @@
 | name | questions | KB |
 | --- | --- | --- |
 | ``bioasq-dev`` | 100 BioASQ 7b–10b questions | 3,000-snippet pool + full unified KG + DO (built, cached) |
+| ``bioasq-test`` | 100 others, held out: never used to tune | 3,000-snippet pool + full KG + DO (cached) |
 | ``bioasq-ci`` | 15 BioASQ questions | 300-snippet pool + the test-slice KG (seconds to build) |
 | ``pubmedqa`` | 100 PubMedQA test questions | their abstracts + 200 distractor abstracts + full KG |
 | ``medquad-consumer`` | 72 consumer/clinician questions | the default KB (``Settings().kb_root``) |
@@ -44,6 +45,13 @@ class DatasetSpec:
     standin: Callable[[Settings], KBRecipe] | None = None
 
 
+def held_out(dataset: RetrievalDataset) -> RetrievalDataset:
+    """Say in the dataset's description (printed in every report) that it must not be tuned on."""
+    return dataset.model_copy(
+        update={"description": f"{dataset.description}; held out: never used to tune (tune on bioasq-dev)"}
+    )
+
+
 def full_kg(settings: Settings) -> tuple[tuple[Path, str | None], ...]:
     """The default KB's graph sources: the unified KG and Disease Ontology terms from the project's data/."""
     data = settings.source_data_dir
@@ -58,13 +66,24 @@ def slice_kg() -> tuple[tuple[Path, str | None], ...]:
     )
 
 
-def _bioasq_dev_recipe(settings: Settings) -> KBRecipe:
-    return KBRecipe(
-        name="bioasq-dev",
-        kg_sources=full_kg(settings),
-        corpus_sources=((DATA / "bioasq_dev_corpus.jsonl", "documents"),),
-        shipped_caches=shipped_caches(settings.source_data_dir),
-    )
+def _pool_over_full_kg(name: str, corpus: Path) -> Callable[[Settings], KBRecipe]:
+    """A task KB of the full KG plus one snippet or paragraph pool (bioasq-dev, bioasq-test, pubmedqa): the
+    same plan for each, so their scores differ only by questions and pool."""
+
+    def recipe(settings: Settings) -> KBRecipe:
+        return KBRecipe(
+            name=name,
+            kg_sources=full_kg(settings),
+            corpus_sources=((corpus, "documents"),),
+            shipped_caches=shipped_caches(settings.source_data_dir),
+        )
+
+    return recipe
+
+
+_bioasq_dev_recipe = _pool_over_full_kg("bioasq-dev", DATA / "bioasq_dev_corpus.jsonl")
+_bioasq_test_recipe = _pool_over_full_kg("bioasq-test", DATA / "bioasq_test_corpus.jsonl")
+_pubmedqa_recipe = _pool_over_full_kg("pubmedqa-dev", DATA / "pubmedqa_dev_corpus.jsonl")
 
 
 def _bioasq_ci_recipe(settings: Settings) -> KBRecipe:
@@ -73,15 +92,6 @@ def _bioasq_ci_recipe(settings: Settings) -> KBRecipe:
         kg_sources=slice_kg(),
         corpus_sources=((DATA / "bioasq_ci_corpus.jsonl", "documents"),),
         shipped_caches=shipped_caches(settings.source_data_dir, (CI_EMBEDDINGS,)),
-    )
-
-
-def _pubmedqa_recipe(settings: Settings) -> KBRecipe:
-    return KBRecipe(
-        name="pubmedqa-dev",
-        kg_sources=full_kg(settings),
-        corpus_sources=((DATA / "pubmedqa_dev_corpus.jsonl", "documents"),),
-        shipped_caches=shipped_caches(settings.source_data_dir),
     )
 
 
@@ -122,6 +132,13 @@ DATASETS: dict[str, DatasetSpec] = {
             DATA / "bioasq_dev.jsonl", DATA / "bioasq_dev_corpus.jsonl", "bioasq-dev", limit
         ),
         _bioasq_dev_recipe,
+    ),
+    "bioasq-test": DatasetSpec(
+        "bioasq-test",
+        lambda limit: held_out(
+            load_bioasq(DATA / "bioasq_test.jsonl", DATA / "bioasq_test_corpus.jsonl", "bioasq-test", limit)
+        ),
+        _bioasq_test_recipe,
     ),
     "bioasq-ci": DatasetSpec(
         "bioasq-ci",
