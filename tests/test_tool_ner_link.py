@@ -118,6 +118,16 @@ def test_candidate_terms_skip_covered_spans_stop_words_and_filler() -> None:
     assert runs == ["crushing chest discomfort"]
 
 
+def test_only_terms_resembling_the_dictionary_are_embedded(slice_kb: KnowledgeBase) -> None:
+    unlike = link(slice_kb, "Is zzqx blorfing wibbleness normal?")
+    assert unlike.parameters["candidate_terms"] == 0 and not unlike.entities  # no word starts like a KB word
+    assert "zzqx blorfing wibbleness normal" in unlike.unlinked_terms  # still reported as not understood
+    alike = link(slice_kb, "Does sugar diabetes run in families?")
+    assert alike.parameters["candidate_terms"] > 0  # "sugar", "diabetes" begin like dictionary words
+    llm = link(slice_kb, "Is it normal?", llm_terms=["zzqx unknownium"])
+    assert llm.parameters["candidate_terms"] == 1  # an LLM's terms are always tried
+
+
 def test_text_without_entities_warns(slice_kb: KnowledgeBase) -> None:
     for text in ("Thanks a lot, see you tomorrow!", ""):
         result = link(slice_kb, text)

@@ -20,6 +20,7 @@ Negated mentions ("no fever") are linked and flagged, never dropped: a clinician
 from __future__ import annotations
 
 import re
+import weakref
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -44,6 +45,13 @@ is lost — the dictionary and LLM terms ("fatigue") carry those, and unlinked p
 MAX_CANDIDATE_TERMS = 40
 """Candidate n-grams embedded per call: one encoder batch of short strings stays in the tens of ms."""
 MAX_NGRAM_WORDS = 4
+VOCABULARY_PREFIX = 5
+"""A candidate n-gram is embedded only if each of its words starts like some word of the dictionary (first
+5 letters). Why: embedding is most of this tool's time, and a term of words no entity name resembles cannot
+reach δ. Measured over 322 real questions (150 BioASQ, 100 MedQA, 72 MedQuAD consumer) on the default KB:
+the filter keeps 2,710 of 4,719 candidate terms (57 %) and 87 of the 91 links above δ; the four lost were
+"Bcl-2-like protein", "written advanced directive", "obstipation" and "Laboratory testing reveals".
+Prefixes of 4 / 6 letters kept 72 % / 49 % of the terms and 90 / 86 links."""
 
 Method = Literal["dictionary", "embedding", "llm_term"]
 
@@ -198,6 +206,7 @@ def ner_link(kb: KnowledgeBase, request: NerLinkRequest) -> NerLinkResult:
     covered = _dictionary_links(kb, state)
     term_candidates = _requested_terms(kb, state, request)
     text_candidates, run_texts = candidate_terms(texts, covered)
+    text_candidates = [c for c in text_candidates if _resembles_dictionary(kb, c.term)]
     candidates = term_candidates + text_candidates
     if len(candidates) > MAX_CANDIDATE_TERMS:
         dropped = len(candidates) - MAX_CANDIDATE_TERMS
@@ -365,6 +374,22 @@ def candidate_terms(
                     merged[key] = candidate
     run_texts = [texts[run[0][0]][run[0][1] : run[-1][2]] for run in runs]
     return list(merged.values()), run_texts
+
+
+_PREFIXES: weakref.WeakKeyDictionary[object, frozenset[str]] = weakref.WeakKeyDictionary()
+
+
+def _resembles_dictionary(kb: KnowledgeBase, term: str) -> bool:
+    """True when every word of ``term`` begins like a word of the KB's dictionary (:data:`VOCABULARY_PREFIX`).
+
+    The prefix set is built once per dictionary (~27k words, tens of ms) and kept while the KB is open.
+    """
+    prefixes = _PREFIXES.get(kb.matcher)
+    if prefixes is None:
+        prefixes = frozenset(w[:VOCABULARY_PREFIX] for t in kb.matcher.terms for w in t.split())
+        _PREFIXES[kb.matcher] = prefixes
+    words = normalise_term(term).split()
+    return bool(words) and all(w[:VOCABULARY_PREFIX] in prefixes for w in words)
 
 
 _DICTIONARY_STOP = frozenset(normalise_term(w) for w in DEFAULT_STOPLIST)
