@@ -57,7 +57,7 @@ from graphs.embedding_cache import CachedEmbedder, EmbeddingCache
 from graphs.loaders.base import LoadReport
 from graphs.ner import DictionaryMatcher, normalise_term
 from graphs.schema import Entity
-from tools.ner_link import candidate_terms
+from tools.candidate_terms import candidate_terms
 from tools.ranking import STOP_WORDS
 
 REPO = Path(__file__).resolve().parent.parent

@@ -28,6 +28,7 @@ BUILDER_FILES = (
     "chunking.py",
     "hypergraph.py",
     "ner.py",
+    "term_variants.py",
     "tables.py",
     "adjacency.py",
     "schema.py",

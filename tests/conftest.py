@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from evals.kb_cache import BUILDER_FILES
 from graphs.builder import BuildConfig, build_kb
 from graphs.kb import KnowledgeBase
 from graphs.schema import SCHEMA_VERSION
@@ -54,15 +55,7 @@ def _fingerprint() -> str:
         if p.is_file() and "bad" not in p.parts:
             h.update(p.name.encode())
             h.update(p.read_bytes())
-    for name in (
-        "builder.py",
-        "chunking.py",
-        "hypergraph.py",
-        "ner.py",
-        "tables.py",
-        "adjacency.py",
-        "schema.py",
-    ):
+    for name in BUILDER_FILES:
         h.update((REPO / "graphs" / name).read_bytes())
     return h.hexdigest()[:12]
 

@@ -8,13 +8,13 @@ import pytest
 from pydantic import ValidationError
 
 from graphs.kb import KnowledgeBase
+from tools.candidate_terms import candidate_terms
 from tools.common import MAX_TEXT_CHARS
 from tools.ner_link import (
     DEFAULT_DELTA,
     LinkedEntity,
     NerLinkRequest,
     NerLinkResult,
-    candidate_terms,
     ner_link,
     ner_link_tool,
 )

@@ -23,8 +23,6 @@ one. The ranked list is cut at ``top_k`` items and a word budget (EbmKG caps ret
 
 from __future__ import annotations
 
-import math
-from collections.abc import Sequence
 from typing import Any, Literal
 
 import numpy as np
@@ -35,7 +33,9 @@ from graphs.kb import KnowledgeBase
 from graphs.labels import labels_asked
 from graphs.schema import Evidence
 from tools.common import as_langchain_tool, truncate
+from tools.idep_features import UsedFeature, offline_features
 from tools.ranking import (
+    MAX_FRAGMENTS,
     fragment_matrix,
     fragment_scores,
     fragments,
@@ -61,11 +61,7 @@ LABEL_BOOST = 0.1
 """Added to the [0, 1] final score of evidence whose label the question asks about (e.g. "treatment").
 MedQuAD consumer questions with the default methods, recall@1 / recall@10 / MRR: boost 0 → 0.185 / 0.697 /
 0.663, 0.1 → 0.196 / 0.691 / 0.665, 0.2 → 0.191 / 0.688 / 0.645 (BioASQ snippets carry no asked label)."""
-MAX_FRAGMENTS = 24
-"""Fragments embedded per call: ~140 content words of ``Q ⊕ HO``; a longer hypothesis is cut with a note."""
 MAX_CANDIDATES = 1000
-DF_CAP = 2000
-"""Evidence counted per entity for specificity; a hub beyond it is simply "very common"."""
 
 Origin = Literal["candidate", "vector"]
 
@@ -158,12 +154,6 @@ class RankedEvidence(BaseModel):
     words: int
     origin: list[Origin]
     scores: ScoreBreakdown
-
-
-class UsedFeature(BaseModel):
-    text: str
-    usefulness: float
-    origin: str = Field(description='"llm", or how it was derived offline: fragment / entity / label.')
 
 
 class Duplicate(BaseModel):
@@ -400,78 +390,6 @@ def _score(
 
 def _round(value: float) -> float:
     return round(float(value), 6)
-
-
-def offline_features(
-    kb: KnowledgeBase,
-    question: str,
-    hypothesis: str,
-    entity_ids: Sequence[str],
-    labels: Sequence[str],
-    query_fragments: Sequence[str] | None = None,
-) -> list[UsedFeature]:
-    """EbmKG eq. 10 without an LLM: features and usefulness derived from the question itself.
-
-    * each entity the question names (dictionary, top sense) or the caller linked: its name, usefulness
-      ``10 · specificity`` where specificity ``= 1 − log(1 + df) / log(1 + N)`` from how many of the N
-      evidence units mention it (IDF-like: "metformin" says more about what to retrieve than "disease");
-    * an entity the question negates ("no fever"): usefulness 0, so evidence about it is pulled down;
-    * each asked-about label (except "overview"), joined to the most specific non-negated entity ("gout
-      treatment") or alone ("treatment") when there is none: usefulness 10 — that is what is asked;
-    * the fragments of ``Q ⊕ HO`` (``query_fragments`` when the caller has them, so nothing is embedded
-      twice): usefulness 5, the middle of the scale. They anchor the attention: evidence that resembles
-      the question's wording more than the asked aspect leans to 5, evidence about the asked aspect to 10,
-      evidence about a common or negated entity below 5. Measured on the slice (see
-      DEFAULT_METHODS): with them recall@5 0.86 / MRR 0.62, without 0.72 / 0.53 (same methods and boost).
-
-    With no entity, no label and one fragment every usefulness is equal and eq. 9 is constant; the caller
-    then ranks by its other methods.
-    """
-    found: dict[str, bool] = {}
-    degree_of: dict[str, int] = {}
-    mentions = kb.matcher.find(question, with_negation=True) + kb.matcher.find(hypothesis, with_negation=True)
-    all_ids = sorted({i for m in mentions for i in m.entity_ids})
-    if all_ids:
-        degree_of = kb.store.degrees(all_ids)
-    for mention in mentions:
-        top = sorted(mention.entity_ids, key=lambda i: (-degree_of.get(i, 0), i))[0]
-        found[top] = found.get(top, True) and mention.negated
-    for entity_id in entity_ids:
-        found.setdefault(entity_id, False)
-    entities = kb.store.get_entities(sorted(found))
-    features: list[UsedFeature] = []
-    specificity: dict[str, float] = {}
-    if entities:
-        total = max(_evidence_count(kb), 1)
-        frequency = kb.store.entity_evidence(sorted(entities), limit_per_entity=min(total, DF_CAP))
-        specificity = {
-            e: 1.0 - math.log1p(len(frequency.get(e, []))) / math.log1p(total) for e in sorted(entities)
-        }
-        for entity_id in sorted(entities, key=lambda e: (-specificity[e], e)):
-            usefulness = 0.0 if found[entity_id] else round(10.0 * specificity[entity_id], 3)
-            features.append(
-                UsedFeature(text=entities[entity_id].name, usefulness=usefulness, origin="entity")
-            )
-    positive = [e for e in sorted(entities, key=lambda e: (-specificity[e], e)) if not found[e]]
-    for label in labels:
-        if label != "overview":
-            text = f"{entities[positive[0]].name} {label}" if positive else label
-            features.append(UsedFeature(text=text, usefulness=10.0, origin="label"))
-    if query_fragments is None:
-        query_fragments = fragments(f"{question}\n{hypothesis}".strip())[:MAX_FRAGMENTS]
-    features += [UsedFeature(text=f, usefulness=5.0, origin="fragment") for f in query_fragments]
-    unique: dict[str, UsedFeature] = {}
-    for feature in features:
-        unique.setdefault(feature.text.lower(), feature)
-    return list(unique.values())
-
-
-def _evidence_count(kb: KnowledgeBase) -> int:
-    """N for the specificity formula: from the manifest (free), else from the store."""
-    counts = kb.manifest.data.get("counts")
-    if isinstance(counts, dict) and isinstance(counts.get("evidence"), int):
-        return int(counts["evidence"])
-    return int(kb.store.counts().get("evidence", 1))
 
 
 def _result(

@@ -19,8 +19,6 @@ Negated mentions ("no fever") are linked and flagged, never dropped: a clinician
 
 from __future__ import annotations
 
-import re
-import weakref
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -28,10 +26,13 @@ from langchain_core.tools import BaseTool
 from pydantic import BaseModel, Field, model_validator
 
 from graphs.kb import KnowledgeBase
-from graphs.negation import POST_TRIGGERS, PRE_TRIGGERS, negated_spans
-from graphs.ner import DEFAULT_STOPLIST, normalise_term
+from graphs.negation import negated_spans
+from tools.candidate_terms import (
+    CandidateTerm,
+    candidate_terms,
+    resembles_dictionary,
+)
 from tools.common import as_langchain_tool, truncate
-from tools.ranking import STOP_WORDS, word_set
 
 DEFAULT_DELTA = 0.80
 """Cosine threshold δ for embedding links, measured by ``evals/calibrate_linking.py`` (not HyKGE's 0.7,
@@ -44,39 +45,8 @@ concept 35 % of the time at 0.70 and 22 % at 0.80, and consumer wording such as 
 is lost — the dictionary and LLM terms ("fatigue") carry those, and unlinked phrases are reported."""
 MAX_CANDIDATE_TERMS = 40
 """Candidate n-grams embedded per call: one encoder batch of short strings stays in the tens of ms."""
-MAX_NGRAM_WORDS = 4
-VOCABULARY_PREFIX = 5
-"""A candidate n-gram is embedded only if each of its words starts like some word of the dictionary (first
-5 letters). Why: embedding is most of this tool's time, and a term of words no entity name resembles cannot
-reach δ. Measured over 322 real questions (150 BioASQ, 100 MedQA, 72 MedQuAD consumer) on the default KB:
-the filter keeps 2,710 of 4,719 candidate terms (57 %) and 87 of the 91 links above δ; the four lost were
-"Bcl-2-like protein", "written advanced directive", "obstipation" and "Laboratory testing reveals".
-Prefixes of 4 / 6 letters kept 72 % / 49 % of the terms and 90 / 86 links."""
 
 Method = Literal["dictionary", "embedding", "llm_term"]
-
-FILLER_WORDS: frozenset[str] = word_set(
-    """
-    patient patients year years old month months week weeks day days hour hours woman women man men male
-    female boy girl child infant adult adults presents presented presenting present history complains
-    complaining reports reported describes doctor physician clinic hospital admitted visit today recently
-    currently taking takes take treated treatment treatments therapy therapies symptom symptoms sign signs
-    cause causes caused diagnosis diagnose diagnosed test tests prognosis outlook prevention prevent risk
-    risks option options best first line recommended recommend management manage managed approach next step
-    likely most common usually often best possible effect effects information know known people many much
-    question answer please help thank thanks tell explain describe mean means called type kind include
-    includes including following due associated related regarding concerning consider considered suggest
-    suggests suggested suggesting possibly probably rule run runs one two three four five six seven eight
-    nine ten
-    """
-) | frozenset(word for phrase in PRE_TRIGGERS + POST_TRIGGERS for word in phrase)
-"""Question and case-vignette filler that is never an entity to link ("a 45-year-old woman presents with
-…", "what is the best treatment for …"); label words are here too because the question's *label* is read
-by graphs.labels, not linked as an entity. The words of the NegEx triggers ("denies", "absent", "ruled out")
-are breaks too: negation is a flag on mentions, never part of a term."""
-
-_TOKEN = re.compile(r"[A-Za-z0-9][\w'’\-/]*[A-Za-z0-9]|[A-Za-z0-9]")
-_AGE = re.compile(r"^\d+[-\s]?(year|month|week|day|hour)s?[-\s]?old$", re.IGNORECASE)
 
 
 class NerLinkRequest(BaseModel):
@@ -159,17 +129,6 @@ class NerLinkResult(BaseModel):
 
 
 @dataclass
-class CandidateTerm:
-    """A term to link by embedding, with every place it occurs (text index, start, end, surface, run).
-
-    ``origin`` is set for LLM/extra terms ("llm_terms"/"extra_terms"): they have no place until linked."""
-
-    term: str
-    places: list[tuple[int, int, int, str, int]] = field(default_factory=list)
-    origin: str | None = None
-
-
-@dataclass
 class _Link:
     entity_id: str
     mention: EntityMention
@@ -206,7 +165,7 @@ def ner_link(kb: KnowledgeBase, request: NerLinkRequest) -> NerLinkResult:
     covered = _dictionary_links(kb, state)
     term_candidates = _requested_terms(kb, state, request)
     text_candidates, run_texts = candidate_terms(texts, covered)
-    text_candidates = [c for c in text_candidates if _resembles_dictionary(kb, c.term)]
+    text_candidates = [c for c in text_candidates if resembles_dictionary(kb, c.term)]
     candidates = term_candidates + text_candidates
     if len(candidates) > MAX_CANDIDATE_TERMS:
         dropped = len(candidates) - MAX_CANDIDATE_TERMS
@@ -309,92 +268,6 @@ def _requested_link(
         source=origin, start=0, end=len(term), surface=term, negated=False, method=method, score=score
     )
     return _Link(entity_id, mention, (len(state.texts), 0))
-
-
-def _is_break_word(word: str) -> bool:
-    low = word.lower().replace("’", "'")
-    return (
-        low in STOP_WORDS or low in FILLER_WORDS or sum(c.isalpha() for c in low) < 2 or bool(_AGE.match(low))
-    )
-
-
-def candidate_terms(
-    texts: list[str], covered: list[list[tuple[int, int]]]
-) -> tuple[list[CandidateTerm], list[str]]:
-    """1–4-word n-grams of the text the dictionary left uncovered, and the uncovered runs themselves.
-
-    A run is a maximal stretch of content words not interrupted by punctuation, a line break, a stop or
-    filler word, or a dictionary mention. Candidates are taken round-robin over runs (longest n-gram of
-    each run first) so that a long hypothesis cannot crowd out the question's terms when the batch limit
-    is reached.
-    """
-    runs: list[list[tuple[int, int, int, str]]] = []
-    for index, text in enumerate(texts):
-        spans = covered[index]
-        current: list[tuple[int, int, int, str]] = []
-        last_end = 0
-        for match in _TOKEN.finditer(text):
-            start, end, word = match.start(), match.end(), match.group()
-            gap = text[last_end:start]
-            inside_mention = any(s < end and start < e for s, e in spans)
-            crosses_mention = any(last_end <= s < start for s, _ in spans)
-            breaks = gap.strip() or "\n" in gap or inside_mention or crosses_mention or _is_break_word(word)
-            if current and breaks:
-                runs.append(current)
-                current = []
-            if not (inside_mention or _is_break_word(word)):
-                current.append((index, start, end, word))
-            last_end = end
-        if current:
-            runs.append(current)
-
-    per_run: list[list[CandidateTerm]] = []
-    for run_index, run in enumerate(runs):
-        grams: list[CandidateTerm] = []
-        for size in range(min(MAX_NGRAM_WORDS, len(run)), 0, -1):
-            windows = [run[i : i + size] for i in range(len(run) - size + 1)]
-            windows.sort(key=lambda w: (-(w[-1][2] - w[0][1]), w[0][1]))
-            for window in windows:
-                index, start, end = window[0][0], window[0][1], window[-1][2]
-                surface = texts[index][start:end]
-                if size == 1 and normalise_term(surface) in _DICTIONARY_STOP:
-                    continue
-                grams.append(CandidateTerm(term=surface, places=[(index, start, end, surface, run_index)]))
-        per_run.append(grams)
-
-    merged: dict[str, CandidateTerm] = {}
-    for depth in range(max((len(g) for g in per_run), default=0)):
-        for grams in per_run:
-            if depth < len(grams):
-                candidate = grams[depth]
-                key = normalise_term(candidate.term)
-                if key in merged:
-                    merged[key].places.extend(candidate.places)
-                else:
-                    merged[key] = candidate
-    run_texts = [texts[run[0][0]][run[0][1] : run[-1][2]] for run in runs]
-    return list(merged.values()), run_texts
-
-
-_PREFIXES: weakref.WeakKeyDictionary[object, frozenset[str]] = weakref.WeakKeyDictionary()
-
-
-def _resembles_dictionary(kb: KnowledgeBase, term: str) -> bool:
-    """True when every word of ``term`` begins like a word of the KB's dictionary (:data:`VOCABULARY_PREFIX`).
-
-    The prefix set is built once per dictionary (~27k words, tens of ms) and kept while the KB is open.
-    """
-    prefixes = _PREFIXES.get(kb.matcher)
-    if prefixes is None:
-        prefixes = frozenset(w[:VOCABULARY_PREFIX] for t in kb.matcher.terms for w in t.split())
-        _PREFIXES[kb.matcher] = prefixes
-    words = normalise_term(term).split()
-    return bool(words) and all(w[:VOCABULARY_PREFIX] in prefixes for w in words)
-
-
-_DICTIONARY_STOP = frozenset(normalise_term(w) for w in DEFAULT_STOPLIST)
-"""Single words the builder's dictionary refuses to link ("rest", "cat", "impact"): the embedding linker
-must not bring them back through the side door."""
 
 
 def _search_entities(kb: KnowledgeBase, terms: list[str], limit: int) -> list[list[tuple[str, float]]]:

@@ -54,6 +54,10 @@ def content_words(text: str, stop_words: frozenset[str] = STOP_WORDS) -> list[st
     return [w for w in _WORD.findall(text) if w.lower().replace("’", "'") not in stop_words]
 
 
+MAX_FRAGMENTS = 24
+"""Fragments embedded per call: ~140 content words of ``Q ⊕ HO``; a longer hypothesis is cut with a note."""
+
+
 def fragments(
     text: str,
     window: int = FRAGMENT_WINDOW,
