@@ -47,7 +47,7 @@ def answer_renderable(answer: dict[str, Any], evidence_text: dict[str, str] | No
             refs.append(f"[{i}] {cid}", style="bold")
             refs.append(f"  {snippet[:100]}\n" if snippet else "\n")
         parts.append(Panel(refs, title="citations", title_align="left"))
-    sources = answer.get("sources", [])
+    sources = distinct_sources(answer.get("sources", []))
     if sources:
         src = Text()
         for s in sources[:12]:
@@ -173,7 +173,7 @@ def consult_markdown(
                 snippet = " ".join(evidence_text.get(cid, "").split())[:300]
                 out.append(f"{n}. `{cid}` {snippet}".rstrip())
             out.append("")
-        sources = answer.get("sources", [])
+        sources = distinct_sources(answer.get("sources", []))
         if sources:
             out += ["### Sources", ""]
             for s in sources:
@@ -204,3 +204,20 @@ def consult_json(consult_id: str, turns: list[dict[str, Any]], kb_version: str, 
     """A whole consult as JSON: every turn's question, task, full answer (sources, KB version) as stored."""
     payload = {"consult_id": consult_id, "exported_at": exported_at, "kb_version": kb_version, "turns": turns}
     return json.dumps(payload, indent=2, ensure_ascii=False, default=str) + "\n"
+
+
+def distinct_sources(sources: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Sources as a reader tells them apart: one line per (title, source, URL).
+
+    Why: MedQuAD splits one web page into several question–answer documents with the same title and URL;
+    listed per document they look like a repeated line. The answer's JSON keeps every document.
+    """
+    seen: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for s in sources:
+        key = (
+            str(s.get("title") or s.get("document_id", "")),
+            str(s.get("source", "")),
+            str(s.get("url", "")),
+        )
+        seen.setdefault(key, s)
+    return list(seen.values())

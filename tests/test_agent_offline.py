@@ -17,6 +17,7 @@ from agent.citations import cited_ids
 from agent.consult import MAX_INPUT_CHARS, Consultant, TurnResult
 from agent.context import ConsultContext
 from agent.errors import UserError
+from agent.render import distinct_sources
 from agent.sessions import thread_config
 from graphs.kb import KnowledgeBase
 from graphs.settings import Settings
@@ -217,3 +218,18 @@ def test_an_exam_question_is_detected_and_an_option_named(consultant: Consultant
     assert result.answer["option"] in {"A", "B", "C", "D"}
     assert f"**{result.answer['option']}**" in result.answer["text"]
     assert "retrieval heuristic" in result.answer["text"]
+
+
+def test_sources_are_shown_once_per_title_source_and_url() -> None:
+    page = {
+        "title": "What are the treatments for Gout ?",
+        "source": "MedQuAD/NIHSeniorHealth",
+        "url": "http://x/gout",
+    }
+    sources = [
+        {"document_id": "D:1", **page},
+        {"document_id": "D:2", **page},  # another QA pair cut from the same page
+        {"document_id": "D:3", **page, "url": "http://y/gout"},
+        {"document_id": "D:4", "title": "", "source": "docs", "url": ""},
+    ]
+    assert [s["document_id"] for s in distinct_sources(sources)] == ["D:1", "D:3", "D:4"]
