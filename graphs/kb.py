@@ -19,6 +19,7 @@ from graphs.embedded_store import EmbeddedGraphStore
 from graphs.embedding import Embedder, get_embedder
 from graphs.kb_layout import KBCorrupt, Manifest, current_build, read_manifest
 from graphs.ner import DictionaryMatcher
+from graphs.query_vectors import RememberingEmbedder
 from graphs.settings import Settings
 from graphs.store import GraphStore, StoreError
 from graphs.vector_index import MatrixVectorIndex, QdrantVectorIndex, VectorIndex
@@ -71,7 +72,7 @@ class KnowledgeBase:
         with self._lock:
             if self._embedder is None:
                 backend = str(self.manifest.data.get("embedding_backend", "onnx"))
-                self._embedder = get_embedder(backend)
+                self._embedder = RememberingEmbedder(get_embedder(backend))
             return self._embedder
 
     @property
