@@ -5,6 +5,7 @@
                       [--out evals/reports] [--cache-dir DIR] [--limit N] [--no-diagnose]
   python -m evals.run answers --dataset medqa|medmcqa|mmlu-medical|expertqa|medicationqa
                       [--retrieval none|evigraph] [--kb-root DIR] [--limit N] [--out DIR]
+                      [--judge]  (long-form only: key-point coverage + advantage, same LLM as judge)
   python -m evals.run build-kb --dataset NAME [--cache-dir DIR] [--embedding-cache FILE]
       (for medquad-consumer: a stand-in for the default KB, same sources and builder, in the cache)
   python -m evals.run bm25-reference [--out DIR]
@@ -16,6 +17,7 @@ Exit codes: 0 done; 1 bad arguments or missing KB/data; 2 an LLM is needed and n
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import sys
@@ -191,12 +193,17 @@ def cmd_retrieval(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_answers(args: argparse.Namespace, settings: Settings) -> int:
-    from evals.answers import evaluate_long_form, evaluate_mcq, openai_ask
+    from evals.answers import LongFormResult, McqResult, evaluate_long_form, evaluate_mcq, openai_ask
     from evals.datasets.answers import LONG_FORM_FILES, MCQ_FILES, load_long_form, load_mcq
 
     if args.dataset not in MCQ_FILES and args.dataset not in LONG_FORM_FILES:
         raise UsageError(
             f"unknown answer dataset {args.dataset!r}; known: {', '.join([*MCQ_FILES, *LONG_FORM_FILES])}"
+        )
+    if args.judge and args.dataset not in LONG_FORM_FILES:
+        raise UsageError(
+            f"--judge scores long-form answers ({', '.join(LONG_FORM_FILES)}); {args.dataset} is multiple "
+            "choice and is scored by EM / PCR without a judge"
         )
     if not settings.llm_configured:
         say(
@@ -220,22 +227,41 @@ def cmd_answers(args: argparse.Namespace, settings: Settings) -> int:
 
     ask = openai_ask(settings)
     if args.dataset in MCQ_FILES:
-        result: object = evaluate_mcq(load_mcq(args.dataset, eval_dir, args.limit), ask, retrieve)
+        result: McqResult | LongFormResult = evaluate_mcq(
+            load_mcq(args.dataset, eval_dir, args.limit), ask, retrieve
+        )
     else:
-        result = evaluate_long_form(load_long_form(args.dataset, eval_dir, args.limit), ask, retrieve)
+        items = load_long_form(args.dataset, eval_dir, args.limit)
+        result = evaluate_long_form(items, ask, retrieve, judge=ask if args.judge else None)
     args.out.mkdir(parents=True, exist_ok=True)
     path = args.out / f"answers_{args.dataset}_{args.retrieval}.json"
-    payload = {
+    payload: dict[str, object] = {
         "dataset": args.dataset,
         "retrieval": args.retrieval,
         "model": settings.llm_model,
-        **vars(result),
+        **dataclasses.asdict(result),
     }
+    if args.judge:
+        payload["judge"] = judge_note(settings, args.retrieval)
     path.write_text(json.dumps(payload, indent=1), encoding="utf-8")
     say(json.dumps(payload))
     if kb is not None:
         kb.close()
     return 0
+
+
+def judge_note(settings: Settings, retrieval: str) -> dict[str, str]:
+    """What judged the answers, said in the output: a model judging its own answers may favour them."""
+    note = {
+        "model": settings.llm_model,
+        "note": "the same configured LLM that wrote the answers judged them (self-judging; no separate "
+        "judge model). Key points are extracted from each reference by the judge (EbmKG eq. 11); the "
+        "advantage (eq. 12-13) compares the answer with EviGraph evidence against the same model without "
+        "evidence, judged in both answer orders (a win or loss only when both orders agree).",
+    }
+    if retrieval == "none":
+        note["advantage"] = "not computed: --retrieval none has no evidence-grounded answer to compare"
+    return note
 
 
 def cmd_build_kb(args: argparse.Namespace, settings: Settings) -> int:
@@ -314,6 +340,11 @@ def build_parser() -> argparse.ArgumentParser:
     answers.add_argument("--kb-root", type=Path, default=None)
     answers.add_argument("--limit", type=int, default=100)
     answers.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    answers.add_argument(
+        "--judge",
+        action="store_true",
+        help="long-form sets: also key-point coverage and advantage score, judged by the configured LLM",
+    )
     build = sub.add_parser("build-kb", help="build (or find) a dataset's cached KB")
     build.add_argument("--dataset", required=True, choices=sorted(DATASETS))
     build.add_argument("--cache-dir", type=Path, default=DEFAULT_CACHE_DIR)

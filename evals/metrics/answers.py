@@ -1,6 +1,6 @@
 """Answer-level metrics as pure functions: EM / PCR (HyKGE §A.2.2), ROUGE-L, key-point coverage (EbmKG
 eq. 11) and the advantage score (EbmKG eq. 12–13). The LLM judges that produce the inputs of the last two
-live in evals/answers.py and run only when an LLM is configured.
+live in evals/judges.py and run (from evals/answers.py) only when an LLM is configured.
 """
 
 from __future__ import annotations
