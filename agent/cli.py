@@ -1,4 +1,4 @@
-"""The ``evigraph`` command: consults (ask, chat), knowledge-base management and settings."""
+"""The ``evigraph`` command: consults (ask, chat), servers (slack, serve), KB management, settings."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import typer
 from rich.console import Console
 
 from agent.cli_kb import ensure_default_kb, kb_app
+from agent.cli_serve import serve, slack
 from agent.errors import user_errors
 from graphs.settings import load_settings
 
@@ -21,6 +22,8 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 app.add_typer(kb_app, name="kb")
+app.command("slack")(slack)
+app.command("serve")(serve)
 
 
 @app.command("config")
@@ -66,15 +69,7 @@ def ask(
                     question, consult_id=consult, task=task, on_event=lambda e: status.update(event_line(e))
                 )
     if as_json:
-        payload = {
-            "consult_id": result.consult_id,
-            "answer": result.answer,
-            "llm_calls": result.llm_calls,
-            "llm_tokens": result.llm_tokens,
-            "seconds": result.seconds,
-            "trace": result.trace,
-        }
-        typer.echo(json.dumps(payload, indent=2, default=str))
+        typer.echo(json.dumps(result.payload(), indent=2, default=str))
         return
     out = Console()
     evidence = consultant.kb.store.get_evidence(result.answer.get("evidence_ids", []))

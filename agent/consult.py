@@ -39,6 +39,17 @@ class TurnResult:
     seconds: float
     turns: list[dict[str, Any]] = field(default_factory=list)
 
+    def payload(self) -> dict[str, Any]:
+        """The turn as machines get it (``evigraph ask --json``, the HTTP API)."""
+        return {
+            "consult_id": self.consult_id,
+            "answer": self.answer,
+            "llm_calls": self.llm_calls,
+            "llm_tokens": self.llm_tokens,
+            "seconds": self.seconds,
+            "trace": self.trace,
+        }
+
 
 class Consultant:
     """A loaded KB + optional LLM + checkpointer, ready to run consult turns."""
@@ -68,7 +79,14 @@ class Consultant:
         task: str = "auto",
         on_event: Callable[[Event], None] | None = None,
         context: ConsultContext | None = None,
+        start_if_missing: bool = False,
     ) -> TurnResult:
+        """Run one turn of consult ``consult_id`` (a new consult when it is None).
+
+        ``start_if_missing`` lets a front end choose the id of a new consult itself (Slack derives it from
+        the thread), so the first message of a thread and its follow-ups are handled alike; without it an
+        unknown id is refused, because a typed id that matches nothing is usually a typo.
+        """
         text = (question or "").strip()
         if not text:
             raise UserError(
@@ -81,7 +99,11 @@ class Consultant:
         if original_chars > MAX_INPUT_CHARS:
             # Bound what is checkpointed; start_turn cuts further and warns with the original size.
             text = text[:MAX_INPUT_CHARS]
-        if consult_id is not None and not consult_exists(self.checkpointer, consult_id):
+        if (
+            consult_id is not None
+            and not start_if_missing
+            and not consult_exists(self.checkpointer, consult_id)
+        ):
             raise UserError(
                 f"No consult '{consult_id}'. Start a new one, or list them with `evigraph consults`."
             )

@@ -75,6 +75,18 @@ class Settings(BaseSettings):
     checkpoint_url: str | None = Field(
         default=None, description="Consult checkpoint store: unset = SQLite under data_dir; or postgresql://…"
     )
+    slack_bot_token: SecretStr | None = Field(
+        default=None,
+        description="Slack bot token (xoxb-…) for `evigraph slack`.",
+        validation_alias=AliasChoices("SLACK_BOT_TOKEN", "EVIGRAPH_SLACK_BOT_TOKEN", "slack_bot_token"),
+    )
+    slack_signing_secret: SecretStr | None = Field(
+        default=None,
+        description="Slack signing secret: `evigraph slack` rejects requests not signed with it.",
+        validation_alias=AliasChoices(
+            "SLACK_SIGNING_SECRET", "EVIGRAPH_SLACK_SIGNING_SECRET", "slack_signing_secret"
+        ),
+    )
 
     @cached_property
     def kb_root(self) -> Path:

@@ -1,0 +1,120 @@
+"""``evigraph slack`` and ``evigraph serve``: run the Slack bot or the HTTP API in the foreground.
+
+Both build their ``Consultant`` as ``evigraph ask`` does (default KB built on first use, ``--offline`` to
+ignore a configured LLM) and report setup problems (missing Slack secrets, a refused token, a busy port) as
+one-line errors before they start listening. They bind to 127.0.0.1 unless told otherwise: neither has TLS,
+and the HTTP API has no authentication, so anything public goes through a TLS proxy.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from socketserver import BaseServer
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.console import Console
+
+from agent.cli_kb import ensure_default_kb
+from agent.errors import UserError, user_errors
+from graphs.settings import Settings, load_settings
+
+if TYPE_CHECKING:
+    from agent.consult import Consultant
+
+Host = Annotated[str, typer.Option(help="Address to listen on (keep 127.0.0.1 behind a TLS proxy).")]
+Offline = Annotated[bool, typer.Option("--offline", help="Do not use an LLM even if one is configured.")]
+KbDir = Annotated[Path | None, typer.Option("--kb-dir", help="Knowledge-base root.")]
+
+
+def slack(
+    host: Host = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on.")] = 3000,
+    offline: Offline = False,
+    kb_dir: KbDir = None,
+) -> None:
+    """Slack bot: mention it in a channel or DM it; one Slack thread is one consult.
+
+    Needs SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET. Slack's Request URL: https://YOUR-PROXY/slack/events
+    """
+    from slack_bolt.error import BoltError
+    from slack_sdk.errors import SlackApiError
+
+    from agent.slack_bot import EVENTS_PATH, make_slack_app, make_slack_server
+
+    settings = load_settings(kb_dir=kb_dir)
+    _log_to_stderr()
+    with user_errors():
+        token, secret = settings.slack_bot_token, settings.slack_signing_secret
+        if token is None or secret is None or not token.get_secret_value() or not secret.get_secret_value():
+            missing = [n for n, v in (("SLACK_BOT_TOKEN", token), ("SLACK_SIGNING_SECRET", secret)) if not v]
+            raise UserError(
+                f"Set {' and '.join(missing)} in the environment or in .env (your Slack app's "
+                "OAuth & Permissions → Bot User OAuth Token; Basic Information → Signing Secret)."
+            )
+        consultant = _consultant(settings, offline)
+        try:
+            slack_app = make_slack_app(consultant, token.get_secret_value(), secret.get_secret_value())
+        except (BoltError, SlackApiError) as exc:
+            raise UserError(f"Slack did not accept the bot token ({exc}). Check SLACK_BOT_TOKEN.") from None
+        except OSError as exc:
+            raise UserError(f"Could not reach Slack to check the bot token ({exc}).") from None
+        server = _listen(lambda: make_slack_server(slack_app, host, port), host, port)
+    where = f"http://{host}:{port}{EVENTS_PATH}"
+    _serve(server, f"Slack events at {where} · {consultant.mode} mode · KB {consultant.kb.version}")
+
+
+def serve(
+    host: Host = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8080,
+    offline: Offline = False,
+    kb_dir: KbDir = None,
+) -> None:
+    """HTTP JSON API: POST /v1/consults, POST /v1/consults/ID/turns, GET /v1/consults/ID, GET /healthz."""
+    from agent.http_api import make_http_server
+
+    settings = load_settings(kb_dir=kb_dir)
+    _log_to_stderr()
+    with user_errors():
+        consultant = _consultant(settings, offline)
+        server = _listen(lambda: make_http_server(consultant, host, port), host, port)
+    where = f"http://{host}:{port}/v1/consults"
+    _serve(server, f"EviGraph API at {where} · {consultant.mode} mode · KB {consultant.kb.version}")
+
+
+def _consultant(settings: Settings, offline: bool) -> Consultant:
+    """The same KB, LLM and offline rules as `evigraph ask`."""
+    from agent.consult import Consultant
+
+    if settings.kb_dir is None:
+        ensure_default_kb(settings)
+    return Consultant(settings, use_llm=not offline)
+
+
+def _listen(make: Callable[[], BaseServer], host: str, port: int) -> BaseServer:
+    """Bind the server; a busy port or an unknown host becomes a message saying so."""
+    try:
+        return make()
+    except OSError as exc:
+        raise UserError(
+            f"Cannot listen on {host}:{port} ({exc.strerror or exc}). Choose another --port."
+        ) from None
+
+
+def _serve(server: BaseServer, banner: str) -> None:
+    """Serve in the foreground until Ctrl-C, which stops cleanly (exit 0)."""
+    err = Console(stderr=True)
+    err.print(f"[dim]{banner} · Ctrl-C to stop")
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        err.print("[dim]stopped.")
+    finally:
+        server.server_close()
+
+
+def _log_to_stderr() -> None:
+    """Servers report requests and failures through logging: show them on stderr."""
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")

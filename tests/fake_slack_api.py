@@ -1,0 +1,156 @@
+"""A tiny fake of Slack's Web API on 127.0.0.1, so the Slack bot runs end to end with no network.
+
+It answers what the bot uses (``auth.test``, ``chat.postMessage``, ``chat.update``), accepts JSON and
+form-encoded bodies as slack_sdk sends both, checks the bearer token as Slack does, and records every call.
+Listeners run after bolt's ack in a thread pool, so tests poll the recorded calls with a bounded wait.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs
+
+BOT_USER_ID = "UBOT0001"
+BOT_ID = "BBOT0001"
+TEAM_ID = "T0TEST01"
+WAIT_S = 120.0
+"""Upper bound of a wait for a call (a turn takes seconds; the bound only stops a broken test hanging)."""
+
+Call = dict[str, Any]
+
+
+class FakeSlackApi:
+    """Records every Web API call (method, args, the ts a posted message got) and answers like Slack."""
+
+    def __init__(self, token: str) -> None:
+        self.token = token
+        self.calls: list[Call] = []
+        self._lock = threading.Lock()
+        self._next_ts = 1_700_000_000_000_000
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self.server.daemon_threads = True
+        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}/api/"
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def calls_to(self, method: str) -> list[Call]:
+        with self._lock:
+            return [c for c in self.calls if c["method"] == method]
+
+    def wait_for(self, predicate: Callable[[Call], bool], what: str) -> Call:
+        """The first recorded call matching ``predicate``, polling until it comes (bounded)."""
+        deadline = time.monotonic() + WAIT_S
+        while time.monotonic() < deadline:
+            with self._lock:
+                calls = list(self.calls)
+            found = [c for c in calls if predicate(c)]  # outside the lock: predicates may read calls too
+            if found:
+                return found[0]
+            time.sleep(0.05)
+        raise AssertionError(f"no Slack call {what} within {WAIT_S:.0f} s; calls: {self.calls}")
+
+    def answer(self, method: str, args: dict[str, Any], authorization: str) -> dict[str, Any]:
+        if authorization != f"Bearer {self.token}":
+            return {"ok": False, "error": "invalid_auth"}
+        with self._lock:
+            self._next_ts += 100
+            ts = f"{self._next_ts // 1_000_000}.{self._next_ts % 1_000_000:06d}"
+            self.calls.append({"method": method, "args": args, "ts": ts})
+        if method == "auth.test":
+            return {
+                "ok": True,
+                "url": "https://evigraph-test.slack.com/",
+                "team": "EviGraph test",
+                "user": "evigraph",
+                "team_id": TEAM_ID,
+                "user_id": BOT_USER_ID,
+                "bot_id": BOT_ID,
+                "is_enterprise_install": False,
+            }
+        if method == "chat.postMessage":
+            return {
+                "ok": True,
+                "channel": args.get("channel"),
+                "ts": ts,
+                "message": {"text": args.get("text")},
+            }
+        if method == "chat.update":
+            return {
+                "ok": True,
+                "channel": args.get("channel"),
+                "ts": args.get("ts"),
+                "text": args.get("text"),
+            }
+        return {"ok": False, "error": "unknown_method"}
+
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                raw = self.rfile.read(int(self.headers.get("Content-Length") or 0)).decode("utf-8")
+                args = parse_body(raw, self.headers.get("Content-Type", ""))
+                method = self.path.split("/api/", 1)[-1].split("?", 1)[0]
+                payload = fake.answer(method, args, self.headers.get("Authorization", ""))
+                data = json.dumps(payload).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json; charset=utf-8")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                return
+
+        return Handler
+
+
+def parse_body(raw: str, content_type: str) -> dict[str, Any]:
+    """JSON or form-encoded arguments; form values that are JSON (``blocks``) are decoded."""
+    if not raw:
+        return {}
+    if content_type.startswith("application/json"):
+        return dict(json.loads(raw))
+    args: dict[str, Any] = {k: v[-1] for k, v in parse_qs(raw, keep_blank_values=True).items()}
+    if isinstance(args.get("blocks"), str):
+        args["blocks"] = json.loads(args["blocks"])
+    return args
+
+
+def message_text(call: Call) -> str:
+    """What a person sees of a posted or updated message: its blocks' texts, or its text when it has none."""
+    args = call["args"]
+    blocks = args.get("blocks") or []
+    if not blocks:
+        return str(args.get("text", ""))
+    parts: list[str] = []
+    for block in blocks:
+        if "text" in block:
+            parts.append(str(block["text"].get("text", "")))
+        parts += [str(e.get("text", "")) for e in block.get("elements", [])]
+    return "\n".join(parts)
+
+
+@contextmanager
+def fake_slack_api(token: str) -> Iterator[FakeSlackApi]:
+    api = FakeSlackApi(token)
+    api.start()
+    try:
+        yield api
+    finally:
+        api.stop()

@@ -1,0 +1,268 @@
+"""The Slack bot end to end, offline: a real bolt ``App`` behind its WSGI adapter on 127.0.0.1, events signed
+with the signing secret and POSTed over HTTP, answers posted to a fake Slack Web API, and a real
+``Consultant`` over the slice KB with a SQLite checkpoint.
+
+What must hold for a clinician in Slack: a mention gets a cited answer in its thread (offline label,
+citations, sources, KB version, safety note); a follow-up in the thread continues the same consult, also
+after the bot restarts; bad input gets a friendly message, a failure an apology and never a traceback; and
+a request not signed with the app's secret is refused without anything being posted.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from slack_sdk import WebClient
+from slack_sdk.signature import SignatureVerifier
+
+from agent.consult import Consultant
+from agent.nodes.answer import OFFLINE_LABEL, SAFETY_NOTE
+from agent.sessions import consult_exists
+from agent.slack_bot import (
+    EMPTY_QUESTION_TEXT,
+    EVENTS_PATH,
+    make_slack_app,
+    make_slack_server,
+    slack_consult_id,
+)
+from graphs.kb import KnowledgeBase
+from graphs.settings import Settings
+from tests.fake_slack_api import BOT_USER_ID, TEAM_ID, Call, FakeSlackApi, fake_slack_api, message_text
+
+TOKEN = "xoxb-test-token"
+SECRET = "test-signing-secret"
+CHANNEL = "C0CLINIC1"
+GOUT = "What is the treatment for gout?"
+CARBURETOR = "What is the best treatment for a broken carburetor in a 1972 Volkswagen?"
+
+
+@dataclass
+class SlackBot:
+    """One running bot: its consultant, its HTTP server and the fake Slack API it talks to."""
+
+    consultant: Consultant
+    api: FakeSlackApi
+    url: str
+    stop: Any
+
+    def post(self, body: dict[str, Any], secret: str = SECRET, timestamp: int | None = None) -> int:
+        """POST an event as Slack does, signed with ``secret``; return the HTTP status."""
+        raw = json.dumps(body)
+        ts = str(int(time.time()) if timestamp is None else timestamp)
+        signature = SignatureVerifier(secret).generate_signature(timestamp=ts, body=raw) or ""
+        request = urllib.request.Request(
+            self.url,
+            data=raw.encode(),
+            headers={
+                "Content-Type": "application/json",
+                "X-Slack-Request-Timestamp": ts,
+                "X-Slack-Signature": signature,
+            },
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=30) as response:
+                return int(response.status)
+        except urllib.error.HTTPError as exc:
+            return int(exc.code)
+
+    def answer_to(self, channel: str, thread_ts: str, turn: int = 1) -> Call:
+        """The final edit of the bot's ``turn``-th reply in a thread: the message the person reads."""
+
+        def replies() -> list[Call]:
+            return [
+                c
+                for c in self.api.calls_to("chat.postMessage")
+                if c["args"].get("channel") == channel and c["args"].get("thread_ts") == thread_ts
+            ]
+
+        self.api.wait_for(lambda c: len(replies()) >= turn, f"reply {turn} in thread {thread_ts}")
+        working = replies()[turn - 1]
+        return self.api.wait_for(
+            lambda c: (
+                c["method"] == "chat.update"
+                and c["args"].get("ts") == working["ts"]
+                and not str(c["args"].get("text", "")).startswith(":hourglass")
+            ),
+            f"the answer edited into reply {turn} of thread {thread_ts}",
+        )
+
+
+def event_body(text: str, ts: str, thread_ts: str | None = None, **event: Any) -> dict[str, Any]:
+    payload: dict[str, Any] = {
+        "type": "app_mention",
+        "user": "UCLINICIAN",
+        "text": text,
+        "ts": ts,
+        "channel": CHANNEL,
+        "event_ts": ts,
+        **event,
+    }
+    if thread_ts:
+        payload["thread_ts"] = thread_ts
+    return {
+        "token": "legacy-verification-token",
+        "team_id": TEAM_ID,
+        "api_app_id": "A0EVIGRAPH",
+        "event": payload,
+        "type": "event_callback",
+        "event_id": f"Ev{ts.replace('.', '')}",
+        "event_time": int(float(ts)),
+        "authorizations": [{"team_id": TEAM_ID, "user_id": BOT_USER_ID, "is_bot": True}],
+    }
+
+
+def start_bot(api: FakeSlackApi, consultant: Consultant, task: str = "auto") -> SlackBot:
+    app = make_slack_app(
+        consultant, TOKEN, SECRET, client=WebClient(token=TOKEN, base_url=api.base_url), task=task
+    )
+    server = make_slack_server(app, "127.0.0.1", 0)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+
+    def stop() -> None:
+        server.shutdown()
+        server.server_close()
+
+    return SlackBot(consultant, api, f"http://127.0.0.1:{server.server_address[1]}{EVENTS_PATH}", stop)
+
+
+def offline_consultant(kb: KnowledgeBase, kb_root: Path, data_dir: Path) -> Consultant:
+    """A fresh Consultant (as after a restart) keeping consults in ``data_dir/consults.sqlite``."""
+    settings = Settings(kb_dir=kb_root, data_dir=data_dir, llm_enabled=False)
+    return Consultant(settings, kb=kb, use_llm=False)
+
+
+@pytest.fixture()
+def api() -> Iterator[FakeSlackApi]:
+    with fake_slack_api(TOKEN) as fake:
+        yield fake
+
+
+@pytest.fixture()
+def bot(
+    api: FakeSlackApi, slice_kb: KnowledgeBase, slice_kb_root: Path, tmp_path: Path
+) -> Iterator[SlackBot]:
+    running = start_bot(api, offline_consultant(slice_kb, slice_kb_root, tmp_path))
+    yield running
+    running.stop()
+
+
+def test_a_mention_gets_a_cited_answer_in_its_thread(bot: SlackBot) -> None:
+    assert bot.post(event_body(f"<@{BOT_USER_ID}> {GOUT}", ts="1700001000.000100")) == 200
+
+    answer = bot.answer_to(CHANNEL, "1700001000.000100")
+    shown = message_text(answer)
+    kb_version = bot.consultant.kb.version
+    assert f"*{OFFLINE_LABEL}*" in shown
+    assert "[1]" in shown and "*Citations*" in shown and "[1] `E:" in shown
+    assert "*Sources (" in shown and f"KB {kb_version}" in shown and "offline mode" in shown
+    assert SAFETY_NOTE in shown
+    assert answer["args"]["text"]  # the plain-text fallback for notifications is never empty
+    consult_id = slack_consult_id(TEAM_ID, CHANNEL, "1700001000.000100")
+    assert f"consult `{consult_id}`" in shown
+    turns = bot.consultant.history(consult_id)
+    assert [t["question"] for t in turns] == [GOUT]  # the mention is not part of the question
+    assert turns[0]["answer"]["status"] == "answered"
+
+
+def test_a_thread_is_one_consult_across_follow_ups_and_a_restart(
+    api: FakeSlackApi, slice_kb: KnowledgeBase, slice_kb_root: Path, tmp_path: Path
+) -> None:
+    thread = "1700002000.000100"
+    consult_id = slack_consult_id(TEAM_ID, CHANNEL, thread)
+    follow_up = "What medicines lower uric acid?"
+    first = start_bot(api, offline_consultant(slice_kb, slice_kb_root, tmp_path))
+    try:
+        first.post(event_body(f"<@{BOT_USER_ID}> {GOUT}", ts=thread))
+        first.answer_to(CHANNEL, thread)
+        first.post(event_body(f"<@{BOT_USER_ID}> {follow_up}", ts="1700002001.000100", thread_ts=thread))
+        first.answer_to(CHANNEL, thread, turn=2)
+        assert [t["question"] for t in first.consultant.history(consult_id)] == [GOUT, follow_up]
+    finally:
+        first.stop()
+
+    restarted = start_bot(api, offline_consultant(slice_kb, slice_kb_root, tmp_path))
+    try:
+        restarted.post(event_body(f"<@{BOT_USER_ID}> {CARBURETOR}", ts="1700002002.000100", thread_ts=thread))
+        shown = message_text(restarted.answer_to(CHANNEL, thread, turn=3))
+        assert f"consult `{consult_id}`" in shown and "*Insufficient evidence*" in shown
+        turns = restarted.consultant.history(consult_id)
+        assert [t["question"] for t in turns] == [GOUT, follow_up, CARBURETOR]
+    finally:
+        restarted.stop()
+
+
+def test_a_question_the_kb_does_not_cover_says_insufficient_evidence(bot: SlackBot) -> None:
+    bot.post(event_body(f"<@{BOT_USER_ID}> {CARBURETOR}", ts="1700003000.000100"))
+
+    shown = message_text(bot.answer_to(CHANNEL, "1700003000.000100"))
+    assert "*Insufficient evidence*" in shown and "· insufficient ·" in shown
+    assert SAFETY_NOTE in shown and f"KB {bot.consultant.kb.version}" in shown
+
+
+def test_an_empty_mention_gets_a_friendly_prompt_and_starts_no_consult(bot: SlackBot) -> None:
+    bot.post(event_body(f"<@{BOT_USER_ID}>  ", ts="1700004000.000100"))
+
+    reply = bot.api.wait_for(lambda c: c["method"] == "chat.postMessage", "answering the empty mention")
+    assert reply["args"]["text"] == EMPTY_QUESTION_TEXT
+    assert reply["args"]["thread_ts"] == "1700004000.000100"
+    assert bot.api.calls_to("chat.update") == []
+    consult_id = slack_consult_id(TEAM_ID, CHANNEL, "1700004000.000100")
+    assert not consult_exists(bot.consultant.checkpointer, consult_id)
+
+
+def test_a_direct_message_is_answered_and_message_edits_are_not(bot: SlackBot) -> None:
+    dm = {"type": "message", "channel": "D0DIRECT1", "channel_type": "im"}
+    edited = {**dm, "subtype": "message_changed"}
+    bot.post(event_body("Some edited text", ts="1700005000.000100", **edited))
+    bot.post(event_body(GOUT, ts="1700005001.000100", **dm))
+
+    shown = message_text(bot.answer_to("D0DIRECT1", "1700005001.000100"))
+    assert f"*{OFFLINE_LABEL}*" in shown
+    replied = {c["args"].get("thread_ts") for c in bot.api.calls_to("chat.postMessage")}
+    assert replied == {"1700005001.000100"}  # the edit event got no reply
+
+
+def test_a_bad_signature_or_a_replayed_request_is_refused_and_nothing_is_posted(bot: SlackBot) -> None:
+    forged = event_body(f"<@{BOT_USER_ID}> {GOUT}", ts="1700006000.000100", channel="C0FORGED1")
+    assert bot.post(forged, secret="not-the-signing-secret") == 401
+    assert bot.post(forged, timestamp=int(time.time()) - 600) == 401  # correctly signed, 10 minutes old
+
+    # A valid request afterwards is answered: the refused ones left nothing behind in Slack.
+    bot.post(event_body(f"<@{BOT_USER_ID}>", ts="1700006001.000100"))
+    bot.api.wait_for(lambda c: c["method"] == "chat.postMessage", "answering the valid request")
+    assert [c["args"]["channel"] for c in bot.api.calls if c["method"] != "auth.test"] == [CHANNEL]
+
+
+def test_input_errors_are_shown_as_written_and_failures_as_an_apology(
+    api: FakeSlackApi, slice_kb: KnowledgeBase, slice_kb_root: Path, tmp_path: Path
+) -> None:
+    misconfigured = start_bot(api, offline_consultant(slice_kb, slice_kb_root, tmp_path), task="radiology")
+    try:
+        misconfigured.post(event_body(f"<@{BOT_USER_ID}> {GOUT}", ts="1700007000.000100"))
+        shown = message_text(misconfigured.answer_to(CHANNEL, "1700007000.000100"))
+        assert shown.startswith(":warning: Unknown task 'radiology'. Choose one of: auto, clinical")
+    finally:
+        misconfigured.stop()
+
+    broken = offline_consultant(slice_kb, slice_kb_root, tmp_path / "broken")
+    broken.checkpointer.conn.close()  # type: ignore[attr-defined]  # the consult store goes away
+    failing = start_bot(api, broken)
+    try:
+        failing.post(event_body(f"<@{BOT_USER_ID}> {GOUT}", ts="1700007001.000100"))
+        shown = message_text(failing.answer_to(CHANNEL, "1700007001.000100"))
+        assert shown == (
+            ":x: Sorry — something went wrong while answering (ProgrammingError). "
+            "The consult was kept: ask again in this thread to continue."
+        )
+    finally:
+        failing.stop()
