@@ -61,3 +61,10 @@ def labels_asked(question: str) -> list[str]:
     """Labels a question asks about, by cue words, in a stable order (may be empty)."""
     q = question.lower()
     return [label for label, cues in LABEL_KEYWORDS.items() if any(c in q for c in cues)]
+
+
+def specific_labels_asked(question: str) -> list[str]:
+    """:func:`labels_asked` without "overview" when something more specific is asked: "What is the
+    first-line medicine for …?" asks for treatment, and its "what is" is only the way the question starts."""
+    labels = labels_asked(question)
+    return [label for label in labels if label != "overview"] or labels

@@ -233,3 +233,9 @@ def test_sources_are_shown_once_per_title_source_and_url() -> None:
         {"document_id": "D:4", "title": "", "source": "docs", "url": ""},
     ]
     assert [s["document_id"] for s in distinct_sources(sources)] == ["D:1", "D:3", "D:4"]
+
+
+def test_the_asked_aspect_leads_the_extractive_answer(consultant: Consultant) -> None:
+    answer = consultant.ask("What is the first-line medicine for gout?").answer
+    headings = [line for line in answer["text"].splitlines() if line.startswith("### ")]
+    assert headings and headings[0] == "### Treatment"  # "what is" opens the question; medicine is asked

@@ -30,7 +30,7 @@ from langchain_core.tools import BaseTool
 from pydantic import BaseModel, Field
 
 from graphs.kb import KnowledgeBase
-from graphs.labels import labels_asked
+from graphs.labels import specific_labels_asked
 from graphs.schema import Evidence
 from tools.common import as_langchain_tool, truncate
 from tools.idep_features import UsedFeature, offline_features
@@ -189,7 +189,7 @@ def evidence_rank(kb: KnowledgeBase, request: EvidenceRankRequest) -> EvidenceRa
     if request.features and "methods" not in request.model_fields_set and "idep" not in methods:
         methods.append("idep")
     query_text = f"{question}\n{hypothesis}".strip()
-    labels = _asked_labels(question) if request.labels_boost is None else list(request.labels_boost)
+    labels = specific_labels_asked(question) if request.labels_boost is None else list(request.labels_boost)
 
     frags: list[str] = []
     if "fragment" in methods:
@@ -304,14 +304,6 @@ def _embed(kb: KnowledgeBase, query_text: str, short_texts: list[str]) -> dict[s
     if short_texts:
         vectors.update(zip(short_texts, kb.embedder.embed(short_texts), strict=True))
     return vectors
-
-
-def _asked_labels(question: str) -> list[str]:
-    """Labels the wording asks about; "overview" ("what is/are ...") only when nothing more specific is asked,
-    since "What are the treatments for gout?" asks for treatment, not an overview."""
-    labels = labels_asked(question)
-    specific = [label for label in labels if label != "overview"]
-    return specific or labels
 
 
 def _candidates(

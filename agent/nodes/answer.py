@@ -23,6 +23,7 @@ from agent.llm import LLMStepFailed, Usage, text_call
 from agent.nodes.common import emit, llm_on, question_in_context, step, usage_update
 from agent.nodes.hypothesis import condition
 from agent.state import ConsultState, EvidenceRec, Verdict
+from graphs.labels import specific_labels_asked
 from prompts import load_prompt, render_prompt
 
 SAFETY_NOTE = (
@@ -77,9 +78,12 @@ def extractive_text(state: ConsultState, option: tuple[str, float] | None) -> st
             f"**{option[0]}**",
             "",
         ]
-    groups: OrderedDict[str, list[EvidenceRec]] = OrderedDict()
+    groups: OrderedDict[str, list[EvidenceRec]] = OrderedDict(
+        (label, []) for label in specific_labels_asked(state.get("question", ""))
+    )  # what the question asks about comes first, then the other labels in rank order
     for e in evidence:
         groups.setdefault(e.get("label", "evidence"), []).append(e)
+    groups = OrderedDict((label, items) for label, items in groups.items() if items)
     for label, items in groups.items():
         lines.append(f"### {label.capitalize()}")
         for e in items[:4]:

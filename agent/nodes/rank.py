@@ -16,7 +16,7 @@ from agent.deps import ConsultDeps
 from agent.nodes.common import emit, step
 from agent.nodes.retrieval import search_question
 from agent.state import ConsultState, EvidenceRec
-from graphs.labels import labels_asked
+from graphs.labels import specific_labels_asked
 from tools.evidence_rank import EvidenceRankRequest, Feature, RankedEvidence, evidence_rank
 
 MAX_CANDIDATES = 400
@@ -61,7 +61,7 @@ def make_evidence_rank(deps: ConsultDeps):  # type: ignore[no-untyped-def]
             entity_ids=[e["id"] for e in state.get("entities", []) if not e.get("negated")][:20],
             top_k=ctx.top_k,
             word_budget=ctx.word_budget,
-            labels_boost=labels_asked(state["question"]) or None,
+            labels_boost=specific_labels_asked(state["question"]) or None,
         )
         result = evidence_rank(deps.kb, request)
         records = ranked_records(deps, list(result.evidence))

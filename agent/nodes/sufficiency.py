@@ -30,7 +30,7 @@ from agent.llm import LLMStepFailed, Usage, structured_call
 from agent.nodes.common import emit, llm_on, question_in_context, step, usage_update
 from agent.nodes.hypothesis import condition
 from agent.state import ConsultState, EntityRec, Verdict
-from graphs.labels import labels_asked
+from graphs.labels import specific_labels_asked
 from prompts import render_prompt
 
 MIN_RELEVANCE = 0.45
@@ -69,7 +69,7 @@ def rule_verdict(deps: ConsultDeps, state: ConsultState) -> Verdict:
     top = state.get("evidence", [])[:TOP_FOR_COVERAGE]
     ents, missing_entities, best = entity_coverage(deps, state)
     entity_cov = (len(ents) - len(missing_entities)) / len(ents) if ents else 0.0
-    asked = labels_asked(state.get("question", ""))
+    asked = specific_labels_asked(state.get("question", ""))
     have = {ev.get("label") for ev in top}
     missing_labels = [lab for lab in asked if lab not in have]
     label_cov = (len(asked) - len(missing_labels)) / len(asked) if asked else 1.0
