@@ -128,12 +128,24 @@ def consults(
     Console().print(consults_table(rows))
 
 
+EVAL_PACKAGES = ("bm25s", "matplotlib")
+"""Imported by evals (BM25 baseline, report plots) and installed by the ``eval`` extra, not by default."""
 _PASSTHROUGH = {"allow_extra_args": True, "ignore_unknown_options": True, "help_option_names": []}
 
 
 def _run_module(module: str, args: list[str]) -> None:
     """Run an evals module in a subprocess: the product never imports evals (see README, Layout)."""
+    import importlib.util
     import subprocess
+
+    missing = [name for name in EVAL_PACKAGES if importlib.util.find_spec(name) is None]
+    if missing:
+        Console(stderr=True).print(
+            f"`evigraph eval` and `evigraph bench` need the eval extra ({', '.join(missing)} missing): "
+            "pip install -e '.[eval]'",
+            markup=False,
+        )
+        raise typer.Exit(2)
 
     raise typer.Exit(subprocess.call([sys.executable, "-m", module, *args]))
 

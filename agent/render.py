@@ -187,8 +187,16 @@ def consult_markdown(
 
 def consults_table(rows: list[dict[str, Any]]) -> RenderableType:
     """Recent consults (``evigraph consults``, ``/resume`` without an id)."""
-    table = Table("consult", "turns", "last activity (UTC)")
-    table.add_column("first question", no_wrap=True, overflow="ellipsis")
+
+    # The id is what the reader copies into `--resume`: it is never cut; the question gives way instead.
+    def width(key: str, title: str) -> int:
+        return max([len(title), *(len(str(r.get(key, ""))) for r in rows)])
+
+    table = Table()
+    table.add_column("consult", no_wrap=True, min_width=width("consult_id", "consult"))
+    table.add_column("turns", no_wrap=True, justify="right", min_width=width("turns", "turns"))
+    table.add_column("last activity (UTC)", no_wrap=True, min_width=width("updated", "last activity"))
+    table.add_column("first question", overflow="fold")
     for r in rows:
         question = " ".join(str(r.get("first_question", "")).split())
         table.add_row(str(r["consult_id"]), str(r.get("turns", 0)), str(r.get("updated", "")), question[:70])

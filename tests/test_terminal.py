@@ -276,3 +276,18 @@ def test_ask_with_an_empty_question_is_a_clear_error(slice_kb_root: Path, tmp_pa
     assert run.returncode == 2
     assert "The question is empty" in run.stderr
     assert "Traceback" not in run.stderr + run.stdout
+
+
+def test_eval_without_the_eval_extra_says_what_to_install(tmp_path: Path) -> None:
+    # sys.modules[name] = None is how Python itself marks a module as unavailable: find_spec returns None.
+    hide = "import sys; sys.modules['bm25s'] = None; from agent.cli import main; main()"
+    run = subprocess.run(
+        [sys.executable, "-c", hide, "eval", "retrieval", "--dataset", "medquad-consumer-ci"],
+        cwd=REPO,
+        env=cli_env(tmp_path),
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 2
+    assert "need the eval extra (bm25s missing): pip install -e '.[eval]'" in " ".join(run.stderr.split())
+    assert "Traceback" not in run.stderr + run.stdout
