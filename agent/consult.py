@@ -113,15 +113,11 @@ class Consultant:
         ctx = replace(base, task=task, extra=extra)  # type: ignore[arg-type]  # task validated above
         config: RunnableConfig = {**thread_config(cid), "recursion_limit": recursion_limit(ctx)}  # type: ignore[typeddict-item]
         started = time.perf_counter()
-        for mode, chunk in self.graph.stream(
-            {"question": text},
-            config=config,
-            context=ctx,
-            stream_mode=["custom", "updates"],
-            durability="sync",
+        for event in self.graph.stream(
+            {"question": text}, config=config, context=ctx, stream_mode="custom", durability="sync"
         ):
-            if mode == "custom" and on_event is not None and isinstance(chunk, dict):
-                on_event(chunk)
+            if on_event is not None and isinstance(event, dict):
+                on_event(event)
         state = self.graph.get_state(config).values
         return TurnResult(
             consult_id=cid,

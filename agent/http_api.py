@@ -25,7 +25,7 @@ from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from agent.consult import Consultant, TurnResult
+from agent.consult import Consultant
 from agent.errors import UserError
 from agent.serving import consult_turns, known_consult, run_turn
 
@@ -45,11 +45,6 @@ class ApiError(Exception):
         super().__init__(message)
         self.status = status
         self.message = message
-
-
-def turn_payload(result: TurnResult) -> dict[str, Any]:
-    """A turn as ``evigraph ask --json`` prints it."""
-    return result.payload()
 
 
 class ConsultHTTPServer(ThreadingHTTPServer):
@@ -107,7 +102,7 @@ class ConsultRequestHandler(BaseHTTPRequestHandler):
         if path == "/v1/consults":
             question, task = self.read_question()
             result = run_turn(consultant, question, task=task)
-            return HTTPStatus.CREATED, turn_payload(result)
+            return HTTPStatus.CREATED, result.payload()
         match = _TURNS.match(path)
         if match:
             consult_id = match.group(1)
@@ -116,9 +111,7 @@ class ConsultRequestHandler(BaseHTTPRequestHandler):
                 raise ApiError(
                     HTTPStatus.NOT_FOUND, f"No consult '{consult_id}'. Start one with POST /v1/consults."
                 )
-            return HTTPStatus.OK, turn_payload(
-                run_turn(consultant, question, consult_id=consult_id, task=task)
-            )
+            return HTTPStatus.OK, run_turn(consultant, question, consult_id=consult_id, task=task).payload()
         if path == "/healthz" or _CONSULT.match(path):
             raise ApiError(HTTPStatus.METHOD_NOT_ALLOWED, f"Use GET for {path}.")
         raise ApiError(HTTPStatus.NOT_FOUND, f"No route {path}.")

@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from graphs.settings import Settings
 from prompts import load_prompt
@@ -153,10 +153,3 @@ def topic_summariser(model: BaseChatModel, usage: Usage) -> Any:
             return extractive_description(entity_name, label, units)
 
     return describe
-
-
-def validate(schema: type[M], data: Any) -> M | None:
-    try:
-        return schema.model_validate(data)
-    except ValidationError:
-        return None

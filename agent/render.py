@@ -73,6 +73,16 @@ def event_line(event: dict[str, Any]) -> str:
     name = event.get("step", "?")
     if event.get("skipped"):
         return f"{name}: skipped"
+    if name == "start":
+        return f"turn {event.get('turn', '?')} · task {event.get('task', '?')}"
+    if name == "token":
+        return "writing the answer…"
+    if name == "answer":
+        return f"answer: {event.get('status', '?')} ({event.get('mode', '?')} mode)"
+    if name == "execute_tools":
+        return f"ran {len(event.get('ran', []) or [])} follow-up search(es)" + (
+            f", {len(event['rejected'])} rejected" if event.get("rejected") else ""
+        )
     if name == "ner_link":
         return f"linked: {', '.join(event.get('entities', [])[:6]) or 'no entities'}"
     if name == "hypergraph_walk":
@@ -94,20 +104,6 @@ def event_line(event: dict[str, Any]) -> str:
     if name == "hypothesis":
         return f"hypothesis: {str(event.get('hypothesis', ''))[:80]}"
     return name
-
-
-def live_step_line(event: dict[str, Any]) -> str:
-    """``event_line`` plus the chat's wording for a turn's start and end (tokens are counted apart)."""
-    name = event.get("step", "?")
-    if name == "start":
-        return f"turn {event.get('turn', '?')} · task {event.get('task', '?')}"
-    if name == "answer":
-        return f"answer: {event.get('status', '?')} ({event.get('mode', '?')} mode)"
-    if name == "execute_tools":
-        return f"ran {len(event.get('ran', []) or [])} follow-up search(es)" + (
-            f", {len(event['rejected'])} rejected" if event.get("rejected") else ""
-        )
-    return event_line(event)
 
 
 def steps_panel(lines: list[str], status: str, running: bool) -> RenderableType:

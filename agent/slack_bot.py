@@ -33,7 +33,7 @@ from slack_sdk.errors import SlackApiError
 
 from agent.consult import Consultant, Event
 from agent.errors import UserError
-from agent.render import live_step_line
+from agent.render import event_line
 from agent.serving import evidence_texts, run_turn
 from agent.slack_render import answer_blocks, answer_fallback_text, escape
 
@@ -146,7 +146,7 @@ class SlackConsults:
             if event.get("step") == "token" or now - last < PROGRESS_INTERVAL_S:
                 return
             last = now
-            step_line = escape(live_step_line(event))
+            step_line = escape(event_line(event))
             try:
                 client.chat_update(channel=channel, ts=ts, text=f"{WORKING_TEXT}\n_{step_line}_")
             except (SlackApiError, OSError) as exc:  # progress is a courtesy: it must never stop the turn
@@ -191,9 +191,3 @@ def make_slack_server(app: App, host: str = "127.0.0.1", port: int = 3000) -> WS
     """The app behind bolt's WSGI adapter on a stdlib server bound to ``host`` (port 0 = any free port)."""
     handler = SlackRequestHandler(app, path=EVENTS_PATH)
     return make_server(host, port, handler, server_class=_ThreadingWSGIServer, handler_class=_QuietHandler)
-
-
-def serve_slack(app: App, host: str = "127.0.0.1", port: int = 3000) -> None:
-    """Serve Slack's event requests at ``http://host:port/slack/events`` until interrupted."""
-    with make_slack_server(app, host, port) as server:
-        server.serve_forever()

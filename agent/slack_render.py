@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from agent.render import number_citations
+from agent.render import distinct_sources, number_citations
 
 Block = dict[str, Any]
 
@@ -161,7 +161,7 @@ def answer_blocks(answer: dict[str, Any], evidence_text: dict[str, str], consult
     if order:
         cites = split_sections("*Citations*\n" + "\n".join(citation_lines(order, evidence_text)))
         blocks += [section(p) for p in cites[:4]]
-    sources = list(answer.get("sources") or [])
+    sources = distinct_sources(list(answer.get("sources") or []))
     if sources:
         src = split_sections(f"*Sources ({len(sources)})*\n" + "\n".join(source_lines(sources)))
         blocks += [section(p) for p in src[:3]]

@@ -32,7 +32,7 @@ from agent.render import (
     consult_json,
     consult_markdown,
     consults_table,
-    live_step_line,
+    event_line,
     print_answer,
     sources_renderable,
     steps_panel,
@@ -241,7 +241,7 @@ class ChatSession:
                         if event.get("step") == "token":
                             tokens += 1
                         else:
-                            lines.append(live_step_line(event))
+                            lines.append(event_line(event))
                     status = f"working… {time.perf_counter() - started:.0f} s"
                     if tokens:
                         status = f"writing the answer… {tokens} tokens"

@@ -372,7 +372,10 @@ def build_kb(root: Path, config: BuildConfig, progress: Progress = _no_progress)
         matcher = DictionaryMatcher.build(entity_terms(entities.values()))
         keyword = link_documents(docs, entities, dict(degree), matcher)
         new_entities = [e for e in entities.values() if e.id.startswith(("FOCUS:", "DOC:"))]
-        if new_entities or adopt_focus_names(docs, keyword, entities):
+        # Adopt first, then test: a short-circuited ``or`` would skip the adoption whenever documents
+        # created new focus entities, which every MedQuAD build does.
+        adopted = adopt_focus_names(docs, keyword, entities)
+        if new_entities or adopted:
             matcher = DictionaryMatcher.build(entity_terms(entities.values()))
         matcher.save(tmp / MATCHER_FILE)
         lap("link_and_dictionary")
@@ -383,7 +386,7 @@ def build_kb(root: Path, config: BuildConfig, progress: Progress = _no_progress)
         for n, doc in enumerate(docs, start=1):
             units = make_evidence(doc, keyword[doc.id])
             for ev, found in zip(units, matcher.find_many([u.text for u in units]), strict=True):
-                mentions[ev.id] = mentions_to_entities(found, dict(degree))
+                mentions[ev.id] = mentions_to_entities(found, degree)
             evidence.extend(units)
             if n % 500 == 0 or n == len(docs):
                 progress("finding entities in evidence", n, len(docs))

@@ -202,7 +202,7 @@ def add_documents(
                 for doc in fresh:
                     units = make_evidence(doc, keyword[doc.id])
                     for ev, found in zip(units, matcher.find_many([u.text for u in units]), strict=True):
-                        mentions[ev.id] = mentions_to_entities(found, dict(degree))
+                        mentions[ev.id] = mentions_to_entities(found, degree)
                     evidence.extend(units)
                     affected.add((keyword[doc.id], doc.label))
                 write_entities(conn, [*new_entities, *changed], normalise_name)

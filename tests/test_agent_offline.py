@@ -17,6 +17,7 @@ from agent.citations import cited_ids
 from agent.consult import MAX_INPUT_CHARS, Consultant, TurnResult
 from agent.context import ConsultContext
 from agent.errors import UserError
+from agent.nodes.turn import mcq_options
 from agent.render import distinct_sources
 from agent.sessions import thread_config
 from graphs.kb import KnowledgeBase
@@ -218,6 +219,20 @@ def test_an_exam_question_is_detected_and_an_option_named(consultant: Consultant
     assert result.answer["option"] in {"A", "B", "C", "D"}
     assert f"**{result.answer['option']}**" in result.answer["text"]
     assert "retrieval heuristic" in result.answer["text"]
+
+
+def test_lower_case_options_are_read_as_well_as_detected(consultant: Consultant) -> None:
+    question = (
+        "Which drug lowers uric acid in gout?\na) Allopurinol\nb) Ibuprofen\nc) Prednisone\nd) Colchicine"
+    )
+    assert mcq_options(question) == {
+        "A": "Allopurinol",
+        "B": "Ibuprofen",
+        "C": "Prednisone",
+        "D": "Colchicine",
+    }
+    answer = consultant.ask(question).answer
+    assert answer["task"] == "mcq" and answer["option"] in {"A", "B", "C", "D"}
 
 
 def test_sources_are_shown_once_per_title_source_and_url() -> None:

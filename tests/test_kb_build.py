@@ -104,6 +104,16 @@ def test_slice_kb_reloads_with_consistent_counts(slice_kb: KnowledgeBase) -> Non
     assert slice_kb.vectors.search("evidence", vec, 1)[0][0] == ev_id
 
 
+def test_curated_focus_names_become_synonyms_in_a_build_that_also_makes_focus_entities(
+    slice_kb: KnowledgeBase,
+) -> None:
+    # The slice builds 5 FOCUS: entities (MedQuAD foci the KG lacks) *and* links other documents to KG
+    # entities by UMLS CUI; the latter's consumer names must still be adopted as synonyms.
+    eds = slice_kb.store.get_entities(["DOID:13359"])["DOID:13359"]
+    assert eds.name == "Ehlers-Danlos syndrome" and {"ED syndrome", "EDS"} <= set(eds.synonyms)
+    assert [m.entity_ids for m in slice_kb.matcher.find("ED syndrome")] == [["DOID:13359"]]
+
+
 def test_bad_rows_are_skipped_and_reported_with_file_and_line(tmp_path: Path) -> None:
     config = tiny_config(tmp_path / "src", corpus_sources=[(SLICE / "bad" / "medquad_bad_lines.jsonl", None)])
     result = build_kb(tmp_path / "kb", config)

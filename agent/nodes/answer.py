@@ -9,7 +9,6 @@ answer also names the option whose text the top evidence supports best, marked a
 
 from __future__ import annotations
 
-import re
 from collections import OrderedDict
 from typing import Any
 
@@ -22,6 +21,7 @@ from agent.deps import ConsultDeps
 from agent.llm import LLMStepFailed, Usage, text_call
 from agent.nodes.common import emit, llm_on, question_in_context, step, usage_update
 from agent.nodes.hypothesis import condition
+from agent.nodes.turn import mcq_options
 from agent.state import ConsultState, EvidenceRec, Verdict
 from graphs.labels import specific_labels_asked
 from prompts import load_prompt, render_prompt
@@ -31,11 +31,6 @@ SAFETY_NOTE = (
     "substitute for professional assessment of the patient."
 )
 OFFLINE_LABEL = "Retrieved evidence (offline mode — extractive, not a generated answer)"
-_OPTION_LINE = re.compile(r"(?m)^\s*\(?([A-E])[\).:]\s+(.+)$")
-
-
-def mcq_options(question: str) -> dict[str, str]:
-    return {m.group(1).upper(): m.group(2).strip() for m in _OPTION_LINE.finditer(question)}
 
 
 def best_option(deps: ConsultDeps, question: str, evidence: list[EvidenceRec]) -> tuple[str, float] | None:
@@ -52,7 +47,7 @@ def best_option(deps: ConsultDeps, question: str, evidence: list[EvidenceRec]) -
     return list(options)[int(np.argmax(sims))], float(np.max(sims))
 
 
-def sources_of(deps: ConsultDeps, evidence: list[EvidenceRec]) -> list[dict[str, str]]:
+def sources_of(evidence: list[EvidenceRec]) -> list[dict[str, str]]:
     seen: OrderedDict[str, dict[str, str]] = OrderedDict()
     for e in evidence:
         if e["document_id"] not in seen:
@@ -156,7 +151,7 @@ def make_answer(deps: ConsultDeps):  # type: ignore[no-untyped-def]
         if llm_on(deps, runtime) and evidence:
             try:
                 payload = {"mode": "llm", **llm_answer(deps, state, runtime, usage)}
-                if not verdict.get("sufficient") and "insufficient" not in payload["text"].lower():
+                if not verdict.get("sufficient") and "insufficient evidence" not in payload["text"].lower():
                     payload["text"] = insufficient_line(verdict) + "\n\n" + payload["text"]
             except LLMStepFailed as exc:
                 fallback = f"LLM answer failed ({exc}); showing the retrieved evidence instead"
@@ -180,7 +175,7 @@ def make_answer(deps: ConsultDeps):  # type: ignore[no-untyped-def]
                 "status": status,
                 "task": state.get("task"),
                 "verdict": dict(verdict),
-                "sources": sources_of(deps, evidence),
+                "sources": sources_of(evidence),
                 "kb_version": deps.kb.version,
                 "safety_note": SAFETY_NOTE,
                 "evidence_ids": [e["id"] for e in evidence],

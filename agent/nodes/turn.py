@@ -14,7 +14,13 @@ from agent.state import ConsultState
 from tools.common import truncate
 
 MAX_QUESTION_CHARS = 6000
-_OPTION = re.compile(r"(?m)^\s*\(?([A-Ea-e])[\).:]\s+\S")
+_OPTION_LINE = re.compile(r"(?m)^\s*\(?([A-Ea-e])[\).:]\s+(\S.*)$")
+
+
+def mcq_options(question: str) -> dict[str, str]:
+    """Lettered options on their own lines ("A) …", "(b) …", "c. …"), keyed by the upper-case letter: one
+    reading for detecting an exam question and for naming its best option."""
+    return {m.group(1).upper(): m.group(2).strip() for m in _OPTION_LINE.finditer(question)}
 
 
 def detect_task(question: str) -> str:
@@ -24,7 +30,7 @@ def detect_task(question: str) -> str:
     a reply; "decided"/"audit"/"was it right" → audit a decision; otherwise an open clinical question.
     """
     q = question.lower()
-    if len(set(m.upper() for m in _OPTION.findall(question))) >= 3:
+    if len(mcq_options(question)) >= 3:
         return "mcq"
     if any(
         cue in q
