@@ -67,7 +67,7 @@ class Embedder(Protocol):
         ...
 
 
-def _check_texts(texts: Sequence[str]) -> list[str]:
+def check_texts(texts: Sequence[str]) -> list[str]:
     """Reject a bare string: it is a ``Sequence[str]`` too, and would silently embed each character."""
     if isinstance(texts, str):
         raise TypeError("embed() takes a sequence of texts; use embed_one() for a single string")
@@ -164,7 +164,7 @@ class OnnxMiniLMEmbedder:
         self._output_is_pooled = len(outputs[0].shape) == 2
 
     def embed(self, texts: Sequence[str], *, batch_size: int = 64) -> np.ndarray:
-        items = _check_texts(texts)
+        items = check_texts(texts)
         if not items:
             return np.zeros((0, self.dim), dtype=np.float32)
         if batch_size < 1:
@@ -251,7 +251,7 @@ class SentenceTransformerMiniLMEmbedder:
         self.max_seq_length: int | None = self._model.max_seq_length
 
     def embed(self, texts: Sequence[str], *, batch_size: int = 64) -> np.ndarray:
-        items = _check_texts(texts)
+        items = check_texts(texts)
         if not items:
             return np.zeros((0, self.dim), dtype=np.float32)
         vectors = self._model.encode(

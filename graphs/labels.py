@@ -7,6 +7,8 @@ ones with no EbmKG counterpart keep their own name, so no evidence is forced und
 
 from __future__ import annotations
 
+import re
+
 QTYPE_TO_LABEL: dict[str, str] = {
     "symptoms": "symptoms",
     "causes": "causes",
@@ -23,32 +25,56 @@ QTYPE_TO_LABEL: dict[str, str] = {
 }
 
 LABEL_KEYWORDS: dict[str, tuple[str, ...]] = {
-    "symptoms": ("symptom", "sign", "present", "feel", "manifest", "look like", "complain"),
-    "causes": ("cause", "why", "gene", "mutation", "genetic", "trigger", "etiology", "because"),
-    "diagnosis": ("diagnos", "test", "exam", "screen", "detect", "confirm", "workup", "imaging", "biopsy"),
+    "symptoms": ("symptom*", "sign", "present", "feel", "manifest*", "look like", "complain*"),
+    "causes": ("caus*", "why", "gene", "mutation", "genetic*", "trigger", "etiolog*", "because"),
+    "diagnosis": (
+        "diagnos*",
+        "test",
+        "exam",
+        "examination",
+        "screen",
+        "detect*",
+        "confirm",
+        "workup",
+        "imaging",
+        "biops*",
+    ),
     "treatment": (
-        "treat",
-        "therapy",
+        "treat*",
+        "therap*",
         "drug",
         "medication",
         "medicine",
-        "manage",
+        "manag*",
         "cure",
         "dose",
+        "dosage",
         "first-line",
-        "prescri",
-        "surgery",
+        "prescri*",
+        "surg*",
         "help with",
     ),
-    "prognosis": ("prognosis", "outlook", "survival", "life expectancy", "long-term", "recover", "stage"),
-    "prevention": ("prevent", "avoid", "reduce the risk", "vaccin", "prophyla"),
-    "inheritance": ("inherit", "hereditary", "run in famil", "pass on", "passed down", "carrier"),
-    "risk factors": ("risk", "susceptib", "who gets", "more likely"),
-    "epidemiology": ("how common", "how many", "prevalence", "incidence", "frequency"),
+    "prognosis": ("prognos*", "outlook", "survival", "life expectancy", "long-term", "recover*", "stage"),
+    "prevention": ("prevent*", "avoid", "reduce the risk", "vaccin*", "prophyla*"),
+    "inheritance": ("inherit*", "hereditary", "run in famil*", "pass on", "passed down", "carrier"),
+    "risk factors": ("risk", "susceptib*", "who gets", "more likely"),
+    "epidemiology": ("how common", "how many", "prevalen*", "inciden*", "frequen*"),
     "complications": ("complication", "lead to", "long-term effect"),
     "overview": ("what is", "what are", "explain", "overview", "mean"),
 }
-"""Cue words that say which label a *question* asks about (offline sufficiency and ranking use them)."""
+"""Cue words that say which label a *question* asks about (offline sufficiency and ranking use them).
+
+A cue matches at the start of a word. One ending in ``*`` is a stem and may go on ("diagnos*" → diagnosis,
+diagnosed); any other may only take an inflection (-s, -es, -d, -ed, -ing), so "test" finds "tests" but not
+"testicular", and "gene" finds "genes" but not "generalized"."""
+
+
+def _cue_pattern(cues: tuple[str, ...]) -> re.Pattern[str]:
+    parts = [re.escape(c[:-1]) if c.endswith("*") else re.escape(c) + r"(?:s|es|d|ed|ing)?\b" for c in cues]
+    return re.compile(r"\b(?:" + "|".join(parts) + ")")
+
+
+_CUE_PATTERNS: dict[str, re.Pattern[str]] = {label: _cue_pattern(c) for label, c in LABEL_KEYWORDS.items()}
 
 
 def label_for_qtype(qtype: str) -> str:
@@ -60,7 +86,7 @@ def label_for_qtype(qtype: str) -> str:
 def labels_asked(question: str) -> list[str]:
     """Labels a question asks about, by cue words, in a stable order (may be empty)."""
     q = question.lower()
-    return [label for label, cues in LABEL_KEYWORDS.items() if any(c in q for c in cues)]
+    return [label for label, pattern in _CUE_PATTERNS.items() if pattern.search(q)]
 
 
 def specific_labels_asked(question: str) -> list[str]:

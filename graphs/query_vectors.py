@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from graphs.embedding import Embedder
+from graphs.embedding import Embedder, check_texts
 
 DEFAULT_CAPACITY = 4096
 """Texts remembered (least recently used dropped first): 4,096 × 384 float32 ≈ 6 MB."""
@@ -37,7 +37,7 @@ class RememberingEmbedder:
         self._lock = threading.Lock()
 
     def embed(self, texts: Sequence[str], *, batch_size: int = 64) -> np.ndarray:
-        items = list(texts)
+        items = check_texts(texts)
         with self._lock:
             known = {t: self._vectors[t] for t in dict.fromkeys(items) if t in self._vectors}
             for text in known:

@@ -231,8 +231,7 @@ def evidence_rank(kb: KnowledgeBase, request: EvidenceRankRequest) -> EvidenceRa
         else np.zeros((0, query.shape[0]), np.float32)
     )
 
-    ids, origins, unknown = _candidates(kb, request, query)
-    vectors = kb.vectors.get_vectors("evidence", ids)
+    ids, origins, unknown, vectors = _candidates(kb, request, query)
     records = kb.store.get_evidence([i for i in ids if i in vectors])
     unknown += [i for i in ids if i not in records and i not in unknown]
     ids = [i for i in ids if i in records]
@@ -308,9 +307,9 @@ def _embed(kb: KnowledgeBase, query_text: str, short_texts: list[str]) -> dict[s
 
 def _candidates(
     kb: KnowledgeBase, request: EvidenceRankRequest, query: np.ndarray
-) -> tuple[list[str], dict[str, list[Origin]], list[str]]:
+) -> tuple[list[str], dict[str, list[Origin]], list[str], dict[str, np.ndarray]]:
     """Requested ids (deduplicated, in order; ids that only have a graph score too), then vector-search
-    hits; ids with no vector are unknown."""
+    hits; ids with no vector are unknown. Also every candidate's stored vector, each read once."""
     origins: dict[str, list[Origin]] = {}
     for evidence_id in [*request.candidate_ids, *sorted(request.graph_scores or {})]:
         origins.setdefault(evidence_id, ["candidate"])
@@ -322,7 +321,9 @@ def _candidates(
         for evidence_id, _ in kb.vectors.search("evidence", query, request.vector_k):
             origins.setdefault(evidence_id, []).append("vector")
     ids = list(origins)[:MAX_CANDIDATES]
-    return ids, {i: origins[i] for i in ids}, unknown
+    new = [i for i in ids if i not in known]
+    vectors = {**known, **(kb.vectors.get_vectors("evidence", new) if new else {})}
+    return ids, {i: origins[i] for i in ids}, unknown, {i: vectors[i] for i in ids if i in vectors}
 
 
 def _score(

@@ -164,14 +164,14 @@ def ner_link(kb: KnowledgeBase, request: NerLinkRequest) -> NerLinkResult:
 
     covered = _dictionary_links(kb, state)
     term_candidates = _requested_terms(kb, state, request)
-    text_candidates, run_texts = candidate_terms(texts, covered)
-    text_candidates = [c for c in text_candidates if resembles_dictionary(kb, c.term)]
-    candidates = term_candidates + text_candidates
-    if len(candidates) > MAX_CANDIDATE_TERMS:
-        dropped = len(candidates) - MAX_CANDIDATE_TERMS
-        warnings.append(f"{dropped} candidate terms not embedded (limit {MAX_CANDIDATE_TERMS} per call)")
-        candidates = candidates[:MAX_CANDIDATE_TERMS]
+    candidates: list[CandidateTerm] = []
     if request.use_embeddings:
+        text_candidates, run_texts = candidate_terms(texts, covered)
+        candidates = term_candidates + [c for c in text_candidates if resembles_dictionary(kb, c.term)]
+        if len(candidates) > MAX_CANDIDATE_TERMS:
+            dropped = len(candidates) - MAX_CANDIDATE_TERMS
+            warnings.append(f"{dropped} candidate terms not embedded (limit {MAX_CANDIDATE_TERMS} per call)")
+            candidates = candidates[:MAX_CANDIDATE_TERMS]
         if candidates:
             _embedding_links(state, candidates, _search_entities(kb, [c.term for c in candidates], state.n_m))
         state.unlinked += [run for i, run in enumerate(run_texts) if i not in state.linked_runs]

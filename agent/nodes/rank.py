@@ -61,7 +61,7 @@ def make_evidence_rank(deps: ConsultDeps):  # type: ignore[no-untyped-def]
             entity_ids=[e["id"] for e in state.get("entities", []) if not e.get("negated")][:20],
             top_k=ctx.top_k,
             word_budget=ctx.word_budget,
-            labels_boost=specific_labels_asked(state["question"]) or None,
+            labels_boost=specific_labels_asked(state["question"]),  # the labels sufficiency and answer use
         )
         result = evidence_rank(deps.kb, request)
         records = ranked_records(deps, list(result.evidence))
