@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
 
+from agent.nodes.retrieval import fold_topics
 from graphs.kb import KnowledgeBase
 from tools.evidence_rank import Duplicate, EvidenceRankRequest, RankMethod, evidence_rank
 from tools.hypergraph_walk import HypergraphWalkRequest, hypergraph_walk
@@ -61,9 +62,9 @@ def link_entities(kb: KnowledgeBase, question: str, n_m: int = 3) -> Linked:
 def walk_topics(
     kb: KnowledgeBase, entity_ids: Sequence[str], n_t: int = 10, seed: int = 0, mode: str = "random_walk"
 ) -> WalkHits:
-    """``hypergraph_walk`` from the entities; every evidence unit of the top ``n_t`` topics, scored by the
-    best score of a topic that contains it divided by the best topic's score (as the agent folds it,
-    agent/nodes/retrieval.py ``fold_topics``), so walk scores live in [0, 1] like chain scores."""
+    """``hypergraph_walk`` from the entities with the tool's defaults, folded into graph candidates exactly
+    as the agent folds them (agent/nodes/retrieval.py ``fold_topics``: each evidence unit of the top ``n_t``
+    topics scored by its best topic's score over the best topic's), so walk scores live in [0, 1]."""
     if not entity_ids:
         return WalkHits({}, [])
     request = HypergraphWalkRequest(
@@ -71,14 +72,9 @@ def walk_topics(
         mode="ppr" if mode == "ppr" else "random_walk",
         n_t=n_t,
         seed=seed,
-        max_evidence_per_topic=200,
     )
     result = hypergraph_walk(kb, request)
-    best = max((t.score for t in result.topics), default=0.0) or 1.0
-    scores: dict[str, float] = {}
-    for topic in result.topics:
-        for evidence_id in topic.evidence_ids:
-            scores[evidence_id] = max(scores.get(evidence_id, 0.0), topic.score / best)
+    _, scores = fold_topics(result)
     return WalkHits(scores, [t.topic_id for t in result.topics])
 
 

@@ -25,7 +25,9 @@ from typing import Any
 
 import numpy as np
 
-DATA = Path(os.environ.get("EVIGRAPH_SHARED_DATA", "/work/shared/data"))
+from graphs.settings import Settings
+
+DATA = Settings().shared_data_dir  # EVIGRAPH_SHARED_DATA_DIR, like every other command
 MEDQUAD = DATA / "corpus" / "medquad_answered.jsonl"
 BIOASQ_EVAL = DATA / "eval" / "bioasq_taskb_golden_7b_10b.jsonl"
 BIOASQ_SNIPPETS = DATA / "corpus" / "bioasq_snippets.jsonl"

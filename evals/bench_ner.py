@@ -21,8 +21,9 @@ from pathlib import Path
 from typing import TypeVar
 
 from graphs.ner import DictionaryMatcher, Mention
+from graphs.settings import Settings
 
-DATA = Path("/work/shared/data")
+DATA = Settings().shared_data_dir
 NODES = DATA / "kg/unified/nodes.tsv"
 MEDQUAD = DATA / "corpus/medquad_answered.jsonl"
 

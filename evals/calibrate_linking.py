@@ -57,12 +57,13 @@ from graphs.embedding_cache import CachedEmbedder, EmbeddingCache
 from graphs.loaders.base import LoadReport
 from graphs.ner import DictionaryMatcher, normalise_term
 from graphs.schema import Entity
+from graphs.settings import Settings
 from tools.candidate_terms import candidate_terms
 from tools.ranking import STOP_WORDS
 
 REPO = Path(__file__).resolve().parent.parent
 KG_SOURCES = [(REPO / "data/kg/unified", "unified"), (REPO / "data/kg/disease_ontology", "disease_ontology")]
-MEDQUAD = Path("/work/shared/data/corpus/medquad_answered.jsonl")
+MEDQUAD = Settings().shared_data_dir / "corpus" / "medquad_answered.jsonl"
 SHIPPED_CACHE = REPO / "data/embeddings/minilm-onnx-int8.npz"
 THRESHOLDS = [round(0.5 + 0.05 * i, 2) for i in range(9)]
 

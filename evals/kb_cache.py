@@ -27,13 +27,16 @@ BUILDER_FILES = (
     "builder.py",
     "chunking.py",
     "hypergraph.py",
+    "labels.py",
     "ner.py",
     "term_variants.py",
     "tables.py",
     "adjacency.py",
     "schema.py",
     "embedded_store.py",
+    *sorted(f"loaders/{p.name}" for p in (REPO / "graphs" / "loaders").glob("*.py")),
 )
+"""graphs/ files whose code shapes a build: a change to any of them gives cached KBs a new key."""
 
 Sources = tuple[tuple[Path, str | None], ...]
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from graphs.builder import MATCHER_FILE, VECTORS_DIR
 from graphs.embedded_store import EmbeddedGraphStore
-from graphs.embedding import Embedder, get_embedder
+from graphs.embedding import get_embedder
 from graphs.kb_layout import KBCorrupt, Manifest, current_build, read_manifest
 from graphs.ner import DictionaryMatcher
 from graphs.query_vectors import RememberingEmbedder
@@ -33,7 +33,7 @@ class KnowledgeBase:
     manifest: Manifest
     store: GraphStore
     vectors: VectorIndex
-    _embedder: Embedder | None = None
+    _embedder: RememberingEmbedder | None = None
     _matcher: DictionaryMatcher | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -68,7 +68,7 @@ class KnowledgeBase:
         return self.manifest.version
 
     @property
-    def embedder(self) -> Embedder:
+    def embedder(self) -> RememberingEmbedder:
         with self._lock:
             if self._embedder is None:
                 backend = str(self.manifest.data.get("embedding_backend", "onnx"))

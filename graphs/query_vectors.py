@@ -60,6 +60,11 @@ class RememberingEmbedder:
             return np.zeros((0, self.dim), dtype=np.float32)
         return np.stack([known[t] for t in items]).astype(np.float32, copy=False)
 
+    def forget(self) -> None:
+        """Drop every remembered vector (a benchmark that compares systems starts each one cold)."""
+        with self._lock:
+            self._vectors.clear()
+
     def embed_one(self, text: str) -> np.ndarray:
         return self.embed([text])[0]
 

@@ -27,6 +27,10 @@ def test_remembered_vectors_equal_fresh_ones_and_only_new_texts_are_encoded() ->
     assert remembering.misses == 5
     assert remembering.embed([]).shape == (0, inner.dim)
     np.testing.assert_array_equal(remembering.embed_one("uric acid"), inner.embed_one("uric acid"))
+    remembering.forget()
+    assert len(remembering) == 0
+    remembering.embed(["uric acid"])
+    assert remembering.misses == 7  # forgotten: encoded again (embed_one above was the 6th miss)
     with pytest.raises(TypeError, match="sequence of texts"):
         remembering.embed("uric acid")  # type: ignore[arg-type]  # a bare string is not three-letter texts
     with pytest.raises(ValueError, match="capacity"):

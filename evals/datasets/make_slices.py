@@ -40,6 +40,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from evals.datasets.snippet_pools import read_jsonl
 from graphs.settings import Settings
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"
@@ -56,11 +57,6 @@ TEST_QUESTIONS = 100
 TEST_POOL = 3000
 PUBMEDQA_QUESTIONS = 100
 PUBMEDQA_DISTRACTOR_ABSTRACTS = 200
-
-
-def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    with path.open(encoding="utf-8") as handle:
-        return [json.loads(line) for line in handle if line.strip()]
 
 
 def write_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> int:
