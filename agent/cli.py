@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from agent.cli_kb import ensure_default_kb, kb_app
+from agent.cli_kb import kb_app
 from agent.cli_serve import serve, slack
 from agent.errors import user_errors
 from graphs.settings import load_settings
@@ -50,17 +50,15 @@ def ask(
     kb_dir: Annotated[Path | None, typer.Option("--kb-dir", help="Knowledge-base root.")] = None,
 ) -> None:
     """One question, one cited answer (builds the default KB on first use)."""
-    from agent.consult import Consultant
-    from agent.render import event_line, print_answer
+    from agent.cli_kb import open_consultant
+    from agent.render import event_line, print_answer, turn_footer
 
     settings = load_settings(kb_dir=kb_dir)
     err = Console(stderr=True)
     with user_errors():
         if question == "-":
             question = sys.stdin.read()
-        if settings.kb_dir is None:
-            ensure_default_kb(settings)
-        consultant = Consultant(settings, use_llm=not offline)
+        consultant = open_consultant(settings, offline)
         if as_json:
             result = consultant.ask(question, consult_id=consult, task=task)
         else:
@@ -72,9 +70,8 @@ def ask(
         typer.echo(json.dumps(result.payload(), indent=2, default=str))
         return
     out = Console()
-    evidence = consultant.kb.store.get_evidence(result.answer.get("evidence_ids", []))
-    print_answer(out, result.answer, {k: v.text for k, v in evidence.items()})
-    err.print(f"[dim]consult {result.consult_id} · {result.seconds:.1f} s · LLM calls {result.llm_calls}")
+    print_answer(out, result.answer, consultant.evidence_texts(result.answer.get("evidence_ids", [])))
+    err.print(turn_footer(result.consult_id, result.seconds, result.llm_calls, result.llm_tokens))
 
 
 @app.command("chat")
@@ -87,20 +84,16 @@ def chat(
     kb_dir: Annotated[Path | None, typer.Option("--kb-dir", help="Knowledge-base root.")] = None,
 ) -> None:
     """A consult in the terminal: questions and follow-ups, live steps, cited answers, /help for commands."""
-    from agent.consult import Consultant
-    from agent.context import TASKS
-    from agent.errors import UserError
+    from agent.cli_kb import open_consultant
+    from agent.consult import check_task
     from agent.terminal import ChatSession
 
     settings = load_settings(kb_dir=kb_dir)
     out = Console()
     with user_errors():
-        if task not in ("auto", *TASKS):
-            raise UserError(f"Unknown task '{task}'. Choose one of: auto, {', '.join(TASKS)}.")
-        if settings.kb_dir is None:
-            ensure_default_kb(settings)
+        check_task(task)  # before loading anything
         with out.status("loading the knowledge base…"):
-            consultant = Consultant(settings, use_llm=not offline)
+            consultant = open_consultant(settings, offline)
         session = ChatSession(
             consultant, out, task=task, consult_id=resume, history_path=settings.data_dir / "chat_history"
         )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -19,6 +19,9 @@ from graphs.incremental import add_documents, remove_document
 from graphs.kb_layout import current_build, dir_size, read_manifest
 from graphs.neo4j_loader import export_kb_to_neo4j
 from graphs.settings import Settings, load_settings
+
+if TYPE_CHECKING:
+    from agent.consult import Consultant
 
 kb_app = typer.Typer(help="Build, inspect and update the knowledge base.", no_args_is_help=True)
 console = Console(stderr=True)
@@ -225,3 +228,13 @@ def remove(
     console.print(
         f"[green]KB {result.kb_version}: removed {doc_id}; topics updated {len(result.touched_topics)}."
     )
+
+
+def open_consultant(settings: Settings, offline: bool = False) -> Consultant:
+    """What every front end serves (ask, chat, Slack, HTTP): the configured KB — the default one built on
+    first use, with its progress shown — and the configured LLM unless ``offline``."""
+    from agent.consult import Consultant
+
+    if settings.kb_dir is None:
+        ensure_default_kb(settings)
+    return Consultant(settings, use_llm=not offline)

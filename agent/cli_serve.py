@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.console import Console
 
-from agent.cli_kb import ensure_default_kb
+from agent.cli_kb import open_consultant
 from agent.errors import UserError, user_errors
-from graphs.settings import Settings, load_settings
+from graphs.settings import load_settings
 
 if TYPE_CHECKING:
-    from agent.consult import Consultant
+    pass
 
 Host = Annotated[str, typer.Option(help="Address to listen on (keep 127.0.0.1 behind a TLS proxy).")]
 Offline = Annotated[bool, typer.Option("--offline", help="Do not use an LLM even if one is configured.")]
@@ -54,7 +54,7 @@ def slack(
                 f"Set {' and '.join(missing)} in the environment or in .env (your Slack app's "
                 "OAuth & Permissions → Bot User OAuth Token; Basic Information → Signing Secret)."
             )
-        consultant = _consultant(settings, offline)
+        consultant = open_consultant(settings, offline)
         try:
             slack_app = make_slack_app(consultant, token.get_secret_value(), secret.get_secret_value())
         except (BoltError, SlackApiError) as exc:
@@ -78,19 +78,10 @@ def serve(
     settings = load_settings(kb_dir=kb_dir)
     _log_to_stderr()
     with user_errors():
-        consultant = _consultant(settings, offline)
+        consultant = open_consultant(settings, offline)
         server = _listen(lambda: make_http_server(consultant, host, port), host, port)
     where = f"http://{host}:{port}/v1/consults"
     _serve(server, f"EviGraph API at {where} · {consultant.mode} mode · KB {consultant.kb.version}")
-
-
-def _consultant(settings: Settings, offline: bool) -> Consultant:
-    """The same KB, LLM and offline rules as `evigraph ask`."""
-    from agent.consult import Consultant
-
-    if settings.kb_dir is None:
-        ensure_default_kb(settings)
-    return Consultant(settings, use_llm=not offline)
 
 
 def _listen(make: Callable[[], BaseServer], host: str, port: int) -> BaseServer:

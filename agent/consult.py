@@ -51,6 +51,12 @@ class TurnResult:
         }
 
 
+def check_task(task: str) -> None:
+    """Refuse a task name that is neither ``auto`` nor one of the search conditions."""
+    if task not in ("auto", *TASKS):
+        raise UserError(f"Unknown task '{task}'. Choose one of: auto, {', '.join(TASKS)}.")
+
+
 class Consultant:
     """A loaded KB + optional LLM + checkpointer, ready to run consult turns."""
 
@@ -93,8 +99,7 @@ class Consultant:
                 "The question is empty. Type a clinical question, e.g. "
                 '"What is the first-line treatment for type 2 diabetes?"'
             )
-        if task not in ("auto", *TASKS):
-            raise UserError(f"Unknown task '{task}'. Choose one of: auto, {', '.join(TASKS)}.")
+        check_task(task)
         original_chars = len(text)
         if original_chars > MAX_INPUT_CHARS:
             # Bound what is checkpointed; start_turn cuts further and warns with the original size.
@@ -128,6 +133,11 @@ class Consultant:
             seconds=round(time.perf_counter() - started, 3),
             turns=list(state.get("turns", [])),
         )
+
+    def evidence_texts(self, evidence_ids: list[str]) -> dict[str, str]:
+        """The passage text of each evidence id (what citations are shown with)."""
+        found = self.kb.store.get_evidence(list(dict.fromkeys(evidence_ids)))
+        return {evidence_id: record.text for evidence_id, record in found.items()}
 
     def history(self, consult_id: str) -> list[dict[str, Any]]:
         if not consult_exists(self.checkpointer, consult_id):

@@ -49,8 +49,7 @@ def run_turn(
 def evidence_texts(consultant: Consultant, evidence_ids: list[str]) -> dict[str, str]:
     """The passage text of each cited evidence id, read from the KB store under the lock."""
     with turn_lock(consultant):
-        found = consultant.kb.store.get_evidence(evidence_ids)
-    return {eid: rec.text for eid, rec in found.items()}
+        return consultant.evidence_texts(evidence_ids)
 
 
 def consult_turns(consultant: Consultant, consult_id: str) -> list[dict[str, Any]] | None:

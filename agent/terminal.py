@@ -268,8 +268,9 @@ class ChatSession:
         if result is None:
             return
         self.adopt(result)
-        evidence = self.consultant.kb.store.get_evidence(result.answer.get("evidence_ids", []))
-        print_answer(self.console, result.answer, {k: v.text for k, v in evidence.items()})
+        print_answer(
+            self.console, result.answer, self.consultant.evidence_texts(result.answer.get("evidence_ids", []))
+        )
         self.console.print(
             turn_footer(result.consult_id, result.seconds, result.llm_calls, result.llm_tokens)
         )
@@ -356,10 +357,7 @@ class ChatSession:
             text = consult_json(self.consult_id, turns, self.consultant.kb.version, exported_at)
         else:
             ids = [i for t in turns for i in t.get("answer", {}).get("evidence_ids", [])]
-            evidence = self.consultant.kb.store.get_evidence(list(dict.fromkeys(ids)))
-            text = consult_markdown(
-                self.consult_id, turns, {k: v.text for k, v in evidence.items()}, exported_at
-            )
+            text = consult_markdown(self.consult_id, turns, self.consultant.evidence_texts(ids), exported_at)
         try:
             write_atomically(path, text)
         except OSError as exc:

@@ -22,7 +22,7 @@ import weakref
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, cast
 
 import numpy as np
 
@@ -211,7 +211,9 @@ def _embedded_bipartite(adjacency: Adjacency) -> _EmbeddedBipartite:
     if hit is not None and hit[0]() is adjacency:
         return hit[1]
     view = _EmbeddedBipartite(
-        adjacency=adjacency,
+        # A proxy, not the adjacency itself: a cached view that held its key strongly would keep every
+        # adjacency ever opened alive, and the weakref below would never fire.
+        adjacency=cast(Adjacency, weakref.proxy(adjacency)),
         entity_index=adjacency.entity_index(),
         rows=CSRRows(bipartite_csr(adjacency.et_csr, adjacency.te_csr)),
         topic_labels=np.array([str(t).rsplit("|", 1)[-1] for t in adjacency.topic_ids.tolist()], dtype=str),

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import gc
 import json
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
+import graphs.algorithms as algorithms
 from graphs.embedded_store import EmbeddedGraphStore
 from graphs.kb import KnowledgeBase
 from graphs.ppr import bipartite_csr, exact_ppr
@@ -163,3 +166,14 @@ def test_langchain_tool_returns_json(slice_kb: KnowledgeBase) -> None:
     out = json.loads(tool.invoke({"entity_ids": DIABETES_AND_HYPERTENSION, "n_t": 4, "mode": "ppr"}))
     assert len(out["topics"]) == 4 and out["parameters"]["mode"] == "ppr"
     assert all(t["evidence_ids"] for t in out["topics"])
+
+
+def test_a_closed_kb_leaves_no_cached_graph_view_behind(slice_kb_root: Path) -> None:
+    before = len(algorithms._EMBEDDED)
+    kb = KnowledgeBase.open(slice_kb_root)
+    view = algorithms.bipartite_view(kb.store)
+    assert len(algorithms._EMBEDDED) == before + 1 and view.node_ids(np.array([0]))
+    kb.close()
+    del kb, view
+    gc.collect()
+    assert len(algorithms._EMBEDDED) == before  # the cache does not keep the adjacency alive
