@@ -98,7 +98,36 @@ def consult_exists(checkpointer: BaseCheckpointSaver[Any], consult_id: str) -> b
     return checkpointer.get_tuple(thread_config(consult_id)) is not None  # type: ignore[arg-type]
 
 
+RECENT_THREADS_SQL = (
+    "SELECT thread_id FROM checkpoints WHERE checkpoint_ns = '' "
+    "GROUP BY thread_id ORDER BY MAX(checkpoint_id) DESC LIMIT {limit}"
+)
+"""Newest consults first, from the checkpoint table both savers share (ids are time-ordered uuid6), without
+deserialising a single checkpoint."""
+
+
 def list_consults(checkpointer: BaseCheckpointSaver[Any], limit: int = 20) -> list[str]:
+    """Consult ids, most recently active first.
+
+    Why SQL: ``checkpointer.list`` yields every checkpoint of every consult, each deserialised with its
+    pending writes, so a generic walk reads the whole store whenever there are fewer consults than ``limit``.
+    The SQLite and Postgres savers keep the same ``checkpoints`` table, so one query answers; any other
+    saver (e.g. in-memory) is walked.
+    """
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    limit = max(int(limit), 0)
+    if isinstance(checkpointer, SqliteSaver):
+        checkpointer.setup()  # a brand-new file has no table yet (the saver creates it on first use)
+        with checkpointer.lock:
+            rows = checkpointer.conn.execute(RECENT_THREADS_SQL.format(limit="?"), (limit,)).fetchall()
+        return [str(row[0]) for row in rows]
+    if type(checkpointer).__name__ == "PostgresSaver":  # the optional extra is imported only when used
+        with checkpointer.lock:  # type: ignore[attr-defined]
+            found = checkpointer.conn.execute(  # type: ignore[attr-defined]
+                RECENT_THREADS_SQL.format(limit="%s"), (limit,)
+            ).fetchall()
+        return [str(row["thread_id"] if isinstance(row, dict) else row[0]) for row in found]
     seen: list[str] = []
     for item in checkpointer.list(None):
         tid = item.config["configurable"]["thread_id"]

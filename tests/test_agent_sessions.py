@@ -40,3 +40,17 @@ def test_unknown_consults_are_refused_with_a_way_forward(
     result = consultant.ask(FIRST)
     assert list_consults(consultant.checkpointer) == [result.consult_id]
     assert consultant.history(result.consult_id) == result.turns
+
+
+def test_consults_are_listed_most_recently_active_first(
+    slice_kb: KnowledgeBase, slice_kb_root: Path, tmp_path: Path
+) -> None:
+    consultant = Consultant(
+        settings_for(slice_kb_root, tmp_path, tmp_path / "consults.sqlite"), kb=slice_kb, use_llm=False
+    )
+    older = consultant.ask(FIRST).consult_id
+    newer = consultant.ask("What are the symptoms of hemochromatosis?").consult_id
+    assert list_consults(consultant.checkpointer) == [newer, older]
+    consultant.ask("And how is it treated?", consult_id=older)  # a follow-up makes it the latest
+    assert list_consults(consultant.checkpointer) == [older, newer]
+    assert list_consults(consultant.checkpointer, limit=1) == [older]
