@@ -32,9 +32,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
 from agent.consult import Consultant, TurnResult
+from evals.bench_common import percentile, publish
 from evals.bench_kb import REPO_ROOT
 from evals.bench_tools import real_questions
 from graphs.kb_layout import CURRENT
@@ -90,10 +89,6 @@ def resolve_kb_root(kb_root: Path | None, scratch: Path) -> tuple[Path, str]:
     )
 
 
-def pct(values: Sequence[float], q: float) -> float:
-    return float(np.percentile(np.asarray(values), q))
-
-
 def render(
     turns: list[Turn],
     kb_version: str,
@@ -104,7 +99,7 @@ def render(
     peak_rss_mb: float,
 ) -> str:
     seconds = [t.seconds for t in turns]
-    p50 = pct(seconds, 50)
+    p50 = percentile(seconds, 50)
     statuses = Counter(t.status for t in turns)
     rounds = Counter(t.rounds for t in turns)
     load_end = os.getloadavg()
@@ -124,7 +119,7 @@ def render(
         "| measure | value |",
         "| --- | --- |",
         f"| turn seconds p50 | {p50:.3f} |",
-        f"| turn seconds p95 | {pct(seconds, 95):.3f} |",
+        f"| turn seconds p95 | {percentile(seconds, 95):.3f} |",
         f"| turn seconds mean | {statistics.fmean(seconds):.3f} |",
         f"| turn seconds max | {max(seconds):.3f} |",
         f"| rounds per turn, mean (distribution) | {statistics.fmean(t.rounds for t in turns):.2f} "
@@ -147,7 +142,8 @@ def render(
         tasks = Counter(t.task for t in picked)
         lines.append(
             f"| {source} | {len(picked)} | {', '.join(f'{k} {v}' for k, v in sorted(tasks.items()))} "
-            f"| {pct([t.seconds for t in picked], 50):.3f} | {pct([t.seconds for t in picked], 95):.3f} "
+            f"| {percentile([t.seconds for t in picked], 50):.3f} "
+            f"| {percentile([t.seconds for t in picked], 95):.3f} "
             f"| {statistics.fmean(t.rounds for t in picked):.2f} "
             f"| {sum(t.status == 'answered' for t in picked)}/{len(picked)} |"
         )
@@ -177,10 +173,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
         report = render(turns, consultant.kb.version, note, startup_s, warm_up_s, load_start, peak_rss_mb)
         consultant.kb.close()
-    sys.stdout.write(report)
-    if args.out is not None:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(report, encoding="utf-8")
+    publish(report, args.out)
     return 0
 
 

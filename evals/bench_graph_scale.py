@@ -33,6 +33,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
+from evals.bench_common import percentile
 from graphs.algorithms import ChainSearch, best_candidates, exact_ppr, push_ppr, random_walks, visit_frequency
 from graphs.paths import CSRTypedRows
 from graphs.ppr import CSRRows, bipartite_csr, sorted_unique
@@ -156,10 +157,6 @@ def chain_query(
     return kept
 
 
-def pct(values: list[float], q: float) -> float:
-    return float(np.percentile(values, q)) if values else float("nan")
-
-
 def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
@@ -214,14 +211,14 @@ def bench_size(edges: int, seeds: int, queries: int, epsilon: float, power_runs:
     return {
         "edges": edges,
         "gen_s": statistics.median(gen_s),
-        "walk_p50": pct([t.walk_ms for t in times], 50),
-        "walk_p90": pct([t.walk_ms for t in times], 90),
-        "push_p50": pct([t.push_ms for t in times], 50),
-        "push_p90": pct([t.push_ms for t in times], 90),
-        "chain_p50": pct([t.chain_ms for t in times], 50),
-        "chain_p90": pct([t.chain_ms for t in times], 90),
+        "walk_p50": percentile([t.walk_ms for t in times], 50),
+        "walk_p90": percentile([t.walk_ms for t in times], 90),
+        "push_p50": percentile([t.push_ms for t in times], 50),
+        "push_p90": percentile([t.push_ms for t in times], 90),
+        "chain_p50": percentile([t.chain_ms for t in times], 50),
+        "chain_p90": percentile([t.chain_ms for t in times], 90),
         "chains_per_query": statistics.mean(t.chains for t in times),
-        "power_p50": pct(power, 50),
+        "power_p50": percentile(power, 50),
         "graph_mb": nbytes / 2**20,
         "rss_mb": peak_rss_mb(),
         "n_queries": len(times),
@@ -331,7 +328,7 @@ def bench_kb(kb_root: Path, repeats: int) -> str:
         ("reasoning_chain", chains, "shortest_path"),
     ):
         ms = [timed(partial(fn, c, mode)) for c in cases]
-        rows.append(f"| {label} {mode} | {pct(ms, 50):.1f} | {pct(ms, 90):.1f} |")
+        rows.append(f"| {label} {mode} | {percentile(ms, 50):.1f} | {percentile(ms, 90):.1f} |")
     counts = store.counts()
     kb.close()
     return (

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evals.bench_common import publish
 from graphs.default_kb import PROFILES, build_default_kb
 from graphs.kb_layout import current_build, dir_size, read_manifest
 from graphs.settings import load_settings
@@ -259,10 +260,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sizes = part_sizes(build_dir)
         loads = [probe_load(run.kb_root) for _ in range(args.repeats)]
         report = render(run, manifest, sizes, loads, load_start, os.getloadavg())
-    sys.stdout.write(report)
-    if args.out is not None:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(report, encoding="utf-8")
+    publish(report, args.out)
     return 0
 
 

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+from evals.bench_common import percentile
 from graphs.builder import build_kb
 from graphs.embedded_store import EmbeddedGraphStore
 from graphs.kb_layout import current_build, read_manifest
@@ -34,7 +35,7 @@ from graphs.neo4j_loader import clear_graph, load_into_neo4j
 from graphs.neo4j_store import Neo4jGraphStore
 from graphs.store import GraphStore
 from tests.conftest import slice_config
-from tests.neo4j_fixture import port_answers, run_server_script
+from tests.neo4j_fixture import SERVER_SCRIPT, port_answers, run_server_script
 
 Operation = Callable[[GraphStore, int], object]
 
@@ -46,11 +47,6 @@ def resolve_kb(kb_root: Path | None, scratch: Path) -> tuple[Path, str]:
     root = scratch / "slice-kb"
     build_kb(root, slice_config())
     return current_build(root), "test slice KB (no KB at --kb-root)"
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 def sample_ids(store: EmbeddedGraphStore, n: int, seed: int) -> dict[str, list[str]]:
@@ -121,10 +117,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             mismatches[name] = sum(a != b for a, b in zip(emb_results, neo_results, strict=True))
             latency[name] = {
                 "n": count,
-                "emb_p50": percentile(emb_times, 0.5),
-                "emb_p95": percentile(emb_times, 0.95),
-                "neo_p50": percentile(neo_times, 0.5),
-                "neo_p95": percentile(neo_times, 0.95),
+                "emb_p50": percentile(emb_times, 50),
+                "emb_p95": percentile(emb_times, 95),
+                "neo_p50": percentile(neo_times, 50),
+                "neo_p95": percentile(neo_times, 95),
             }
         counts = embedded.counts()
         neo.close()
@@ -183,13 +179,13 @@ def main(argv: list[str] | None = None) -> int:
     port = urlparse(args.neo4j_uri).port or 7687
     started_here = False
     if not port_answers(port):
-        run_server_script("start", port, 600)
+        run_server_script(SERVER_SCRIPT, "start", port, 600)
         started_here = True
     try:
         report = run(args)
     finally:
         if started_here:
-            run_server_script("stop", port, 120)
+            run_server_script(SERVER_SCRIPT, "stop", port, 120)
     sys.stdout.write(render(report) + "\n")
     return 1 if any(report["mismatches"].values()) else 0
 

@@ -26,10 +26,9 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-import numpy as np
-
 from evals.adapters import find_chains, link_entities, rank_evidence, walk_topics
 from evals.baselines.evigraph import MAX_ANCHORS, MAX_CANDIDATES, MAX_SEEDS
+from evals.bench_common import percentile, publish
 from evals.datasets.registry import DATASETS
 from evals.kb_cache import DEFAULT_CACHE_DIR, open_task_kb
 from graphs.kb import KnowledgeBase
@@ -94,10 +93,6 @@ def one_question(kb: KnowledgeBase, question: str) -> dict[str, float]:
     times["evidence_rank"] = time.perf_counter() - t
     times["sequence"] = time.perf_counter() - started
     return {**{k: v * 1000.0 for k, v in times.items()}, "words": float(len(question.split()))}
-
-
-def percentile(values: Sequence[float], q: float) -> float:
-    return float(np.percentile(np.asarray(values), q))
 
 
 def render(rows: list[dict[str, float]], sources: list[str], kb: KnowledgeBase, kb_note: str, n: int) -> str:
@@ -173,10 +168,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         one_question(kb, question)
     rows = [one_question(kb, q) for _, q in questions]
     table = render(rows, [s for s, _ in questions], kb, note, len(questions))
-    sys.stdout.write(table)
-    if args.out is not None:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(table, encoding="utf-8")
+    publish(table, args.out)
     kb.close()
     return 0
 
