@@ -59,6 +59,7 @@ class MatrixVectorIndex:
         self._ids: dict[str, list[str]] = {}
         self._mats: dict[str, np.ndarray] = {}
         self._pos: dict[str, dict[str, int]] = {}
+        self._pending: dict[str, list[np.ndarray]] = {}
         self._dirty: set[str] = set()
 
     def _load(self, collection: str) -> None:
@@ -78,30 +79,50 @@ class MatrixVectorIndex:
         self._mats[collection] = mat
         self._pos[collection] = {k: i for i, k in enumerate(ids)}
 
+    def _matrix(self, collection: str) -> np.ndarray:
+        """The collection's matrix with every appended batch in it (joined once, when first needed)."""
+        self._load(collection)
+        pending = self._pending.pop(collection, None)
+        if pending:
+            base = np.asarray(self._mats[collection], dtype=np.float32)
+            self._mats[collection] = np.concatenate([base, *pending])
+        return self._mats[collection]
+
     def upsert(self, collection: str, ids: Sequence[str], vectors: np.ndarray) -> None:
+        """Overwrite known ids in place; queue new ids as one appended block.
+
+        Why queue: a build upserts tens of thousands of vectors in batches of 256, and joining each batch
+        onto the matrix at once would copy the whole matrix every time (quadratic); the blocks are joined
+        once, on the next read or on flush.
+        """
         self._load(collection)
         vectors = np.asarray(vectors, dtype=np.float32).reshape(len(ids), self.dim)
         pos = self._pos[collection]
-        mat = np.array(self._mats[collection], dtype=np.float32)
-        new_rows, new_ids = [], []
-        for item_id, vec in zip(ids, vectors, strict=True):
+        updates: list[tuple[int, int]] = []
+        fresh: dict[str, int] = {}  # new id -> its row in ``vectors`` (the last one wins)
+        for row, item_id in enumerate(ids):
             if item_id in pos:
-                mat[pos[item_id]] = vec
-            elif item_id not in new_ids:
-                new_ids.append(item_id)
-                new_rows.append(vec)
-        if new_rows:
-            mat = np.vstack([mat, np.stack(new_rows)])
-            self._ids[collection].extend(new_ids)
-            self._pos[collection] = {k: i for i, k in enumerate(self._ids[collection])}
-        self._mats[collection] = mat
+                updates.append((pos[item_id], row))
+            else:
+                fresh[item_id] = row
+        if updates:
+            mat = self._matrix(collection)
+            if not (mat.flags.writeable and mat.flags.owndata):  # a memory-mapped file is read-only
+                mat = self._mats[collection] = np.array(mat, dtype=np.float32)
+            for at, row in updates:
+                mat[at] = vectors[row]
+        if fresh:
+            start = len(self._ids[collection])
+            self._ids[collection].extend(fresh)
+            pos.update({item_id: start + k for k, item_id in enumerate(fresh)})
+            self._pending.setdefault(collection, []).append(vectors[list(fresh.values())])
         self._dirty.add(collection)
 
     def delete(self, collection: str, ids: Sequence[str]) -> None:
-        self._load(collection)
+        mat = self._matrix(collection)
         drop = set(ids)
         keep = [i for i, k in enumerate(self._ids[collection]) if k not in drop]
-        self._mats[collection] = np.array(self._mats[collection][keep], dtype=np.float32)
+        self._mats[collection] = np.array(mat[keep], dtype=np.float32)
         self._ids[collection] = [self._ids[collection][i] for i in keep]
         self._pos[collection] = {k: i for i, k in enumerate(self._ids[collection])}
         self._dirty.add(collection)
@@ -109,8 +130,7 @@ class MatrixVectorIndex:
     def search(
         self, collection: str, query: np.ndarray, limit: int, only_ids: Sequence[str] | None = None
     ) -> list[tuple[str, float]]:
-        self._load(collection)
-        mat, ids = self._mats[collection], self._ids[collection]
+        mat, ids = self._matrix(collection), self._ids[collection]
         if only_ids is not None:
             rows = np.array(
                 sorted({self._pos[collection][i] for i in only_ids if i in self._pos[collection]})
@@ -130,8 +150,7 @@ class MatrixVectorIndex:
 
     def search_many(self, collection: str, queries: np.ndarray, limit: int) -> list[list[tuple[str, float]]]:
         """Top ``limit`` hits for each query row, with one matrix product (many short terms at once)."""
-        self._load(collection)
-        mat, ids = self._mats[collection], self._ids[collection]
+        mat, ids = self._matrix(collection), self._ids[collection]
         if not ids or len(queries) == 0:
             return [[] for _ in range(len(queries))]
         scores = np.asarray(np.asarray(queries, dtype=np.float32) @ mat.T)
@@ -144,9 +163,9 @@ class MatrixVectorIndex:
         return out
 
     def get_vectors(self, collection: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
-        self._load(collection)
+        mat = self._matrix(collection)
         pos = self._pos[collection]
-        return {i: np.asarray(self._mats[collection][pos[i]]) for i in ids if i in pos}
+        return {i: np.asarray(mat[pos[i]]) for i in ids if i in pos}
 
     def count(self, collection: str) -> int:
         self._load(collection)
@@ -157,7 +176,7 @@ class MatrixVectorIndex:
         self.directory.mkdir(parents=True, exist_ok=True)
         for collection in sorted(self._dirty):
             tmp = self.directory / f"{collection}.tmp.npy"
-            np.save(tmp, np.ascontiguousarray(self._mats[collection], dtype=np.float32))
+            np.save(tmp, np.ascontiguousarray(self._matrix(collection), dtype=np.float32))
             ids_tmp = self.directory / f"{collection}.ids.json.tmp"
             ids_tmp.write_text(json.dumps(self._ids[collection]), encoding="utf-8")
             tmp.replace(self.directory / f"{collection}.npy")
@@ -166,6 +185,7 @@ class MatrixVectorIndex:
 
     def close(self) -> None:
         self._mats.clear()
+        self._pending.clear()
 
 
 class QdrantVectorIndex:

@@ -66,3 +66,25 @@ def test_kb_built_with_qdrant_local_vectors_answers_like_the_matrix_kb(tmp_path:
         ]
     m.close()
     q.close()
+
+
+def test_batched_upserts_updates_and_deletes_read_back_exactly(tmp_path: Path) -> None:
+    rng = np.random.default_rng(3)
+    vectors = rng.standard_normal((10, 384)).astype(np.float32)
+    index = MatrixVectorIndex(tmp_path)
+    index.upsert("c", ["a", "b", "c"], vectors[:3])
+    index.upsert("c", ["d", "e", "d"], vectors[3:6])  # a repeated new id: the last vector wins
+    index.upsert("c", ["b", "f"], vectors[6:8])  # "b" (from an earlier batch) is overwritten, "f" appended
+    assert index.count("c") == 6
+    got = index.get_vectors("c", ["a", "b", "d", "e", "f"])
+    for key, row in {"a": 0, "b": 6, "d": 5, "e": 4, "f": 7}.items():
+        np.testing.assert_array_equal(got[key], vectors[row])
+    index.delete("c", ["a"])
+    index.upsert("c", ["g"], vectors[8:9])
+    index.flush()
+    reopened = MatrixVectorIndex(tmp_path)
+    assert reopened.count("c") == 6 and not reopened.get_vectors("c", ["a"])
+    np.testing.assert_array_equal(reopened.get_vectors("c", ["g"])["g"], vectors[8])
+    reopened.upsert("c", ["g"], vectors[9:10])  # an update of a memory-mapped, read-only matrix
+    np.testing.assert_array_equal(reopened.get_vectors("c", ["g"])["g"], vectors[9])
+    assert [hit for hit, _ in reopened.search("c", vectors[7], 1)] == ["f"]
