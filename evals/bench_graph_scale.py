@@ -287,10 +287,9 @@ def plot(rows: list[dict[str, float]], path: Path) -> None:
 
 def bench_kb(kb_root: Path, repeats: int) -> str:
     """End-to-end tool latency on a real KB (ids, SQLite lookups and pydantic included)."""
-    from graphs.builder import VECTORS_DIR
     from graphs.embedded_store import EmbeddedGraphStore
     from graphs.kb import KnowledgeBase
-    from graphs.kb_layout import KBCorrupt, current_build, read_manifest
+    from graphs.kb_layout import VECTORS_DIR, KBCorrupt, current_build, read_manifest
     from graphs.vector_index import MatrixVectorIndex
     from tools.hypergraph_walk import HypergraphWalkRequest, hypergraph_walk
     from tools.reasoning_chain import ReasoningChainRequest, reasoning_chain

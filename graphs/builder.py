@@ -27,7 +27,7 @@ from graphs.embedded_store import DB_FILE, normalise_name
 from graphs.embedding import Embedder, get_embedder
 from graphs.embedding_cache import CachedEmbedder, EmbeddingCache
 from graphs.hypergraph import FocusLinker, build_topics, extractive_description, new_focus_entity
-from graphs.kb_layout import build_lock, new_tmp_build, publish, write_manifest
+from graphs.kb_layout import MATCHER_FILE, VECTORS_DIR, build_lock, new_tmp_build, publish, write_manifest
 from graphs.loaders import LoadError, LoadReport, SourceDocument, detect_corpus_loader, detect_kg_loader
 from graphs.ner import DictionaryMatcher, Mention
 from graphs.schema import Document, Entity, Evidence, Relation, Topic, evidence_id, short_hash, slugify
@@ -44,8 +44,6 @@ from graphs.tables import (
 )
 from graphs.vector_index import MatrixVectorIndex, QdrantVectorIndex, VectorIndex
 
-MATCHER_FILE = "matcher.pkl"
-VECTORS_DIR = "vectors"
 MAX_SENSES_PER_MENTION = 3
 """A surface form that names several entities contributes at most this many (best connected) to f(e)."""
 

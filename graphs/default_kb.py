@@ -19,7 +19,6 @@ import tempfile
 from pathlib import Path
 
 from graphs.builder import BuildConfig, BuildResult, Progress, TopicDescriber, build_kb
-from graphs.kb_layout import CURRENT
 from graphs.loaders import LoadError
 from graphs.settings import Settings
 
@@ -95,7 +94,3 @@ def shipped_embedding_caches(settings: Settings) -> list[Path]:
     """The precomputed vectors shipped in data/embeddings/ for the configured backend."""
     name = {"onnx": "minilm-onnx-int8.npz", "sentence-transformers": "minilm-st-fp32.npz"}
     return [settings.source_data_dir / "embeddings" / name[settings.embedding_backend]]
-
-
-def kb_exists(settings: Settings) -> bool:
-    return (settings.kb_root / CURRENT).exists()

@@ -6,7 +6,6 @@ Why this split: records are looked up by id (SQLite primary keys), while neighbo
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
@@ -74,12 +73,6 @@ class EmbeddedGraphStore(GraphStore):
         deg = self.degrees(list(ents))
         ranked = sorted(ents.values(), key=lambda e: (-deg.get(e.id, 0), e.id))
         return ranked[:limit]
-
-    def entities_by_xref(self, xref: str) -> list[str]:
-        """Entity ids carrying an xref such as ``UMLS:C0011849`` (used when linking document foci)."""
-        return sorted(
-            r[0] for r in self._conn.execute("SELECT entity_id FROM entity_xrefs WHERE xref=?", (xref,))
-        )
 
     def degrees(self, ids: Sequence[str]) -> dict[str, int]:
         return {i: int(self._degree[self._eidx[i]]) for i in ids if i in self._eidx}
@@ -236,13 +229,6 @@ class EmbeddedGraphStore(GraphStore):
     def grouped_counts(self, sql: str) -> dict[str, int]:
         """``SELECT key, COUNT(*) … GROUP BY key`` helper for `kb info`."""
         return {str(k): int(n) for k, n in self._conn.execute(sql)}
-
-    def meta(self) -> dict[str, str]:
-        return {str(k): str(v) for k, v in self._conn.execute("SELECT key, value FROM meta")}
-
-    def meta_json(self, key: str) -> object:
-        row = self._conn.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
-        return None if row is None else json.loads(row[0])
 
     def close(self) -> None:
         self._conn.close()

@@ -20,7 +20,6 @@ from typing import Any
 
 from graphs.adjacency import build_adjacency, save_adjacency
 from graphs.builder import (
-    MATCHER_FILE,
     Progress,
     TopicDescriber,
     adopt_focus_names,
@@ -38,6 +37,7 @@ from graphs.embedded_store import DB_FILE, EmbeddedGraphStore, normalise_name
 from graphs.embedding import get_embedder
 from graphs.hypergraph import build_topics, extractive_description
 from graphs.kb_layout import (
+    MATCHER_FILE,
     KBError,
     build_lock,
     current_build,

@@ -14,10 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from graphs.builder import MATCHER_FILE, VECTORS_DIR
 from graphs.embedded_store import EmbeddedGraphStore
 from graphs.embedding import get_embedder
-from graphs.kb_layout import KBCorrupt, Manifest, current_build, read_manifest
+from graphs.kb_layout import MATCHER_FILE, VECTORS_DIR, KBCorrupt, Manifest, current_build, read_manifest
 from graphs.ner import DictionaryMatcher
 from graphs.query_vectors import RememberingEmbedder
 from graphs.settings import Settings

@@ -24,6 +24,10 @@ from graphs.schema import SCHEMA_VERSION
 
 MANIFEST = "manifest.json"
 CURRENT = "current"
+MATCHER_FILE = "matcher.pkl"
+"""The pickled entity dictionary inside a build."""
+VECTORS_DIR = "vectors"
+"""The matrix vector index inside a build."""
 BUILDS = "builds"
 LOCK = "build.lock"
 KEEP_PREVIOUS_BUILDS = 1

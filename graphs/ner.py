@@ -221,6 +221,7 @@ class DictionaryMatcher:
         self._keys = keys
         self._any_case = any_case
         self._caps_only = caps_only
+        self._word_prefixes: dict[int, frozenset[str]] = {}
 
     @classmethod
     def build(
@@ -271,10 +272,17 @@ class DictionaryMatcher:
     def __len__(self) -> int:
         return len(self._keys)
 
-    @property
-    def terms(self) -> list[str]:
-        """The distinct normalised keys, sorted."""
-        return list(self._keys)
+    def word_prefixes(self, length: int) -> frozenset[str]:
+        """The first ``length`` letters of every word of every term, built once per length (tens of ms).
+
+        Why here: the embedding linker asks, per candidate n-gram, whether its words look like dictionary
+        words at all (tools/candidate_terms.py); the answer depends on this dictionary only.
+        """
+        found = self._word_prefixes.get(length)
+        if found is None:
+            found = frozenset(word[:length] for key in self._keys for word in key.split())
+            self._word_prefixes[length] = found
+        return found
 
     def entity_ids(self, term: str) -> list[str]:
         """Entities a name maps to (any case, plus all-caps-only ones), or [] if it is not a key."""

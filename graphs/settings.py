@@ -50,7 +50,9 @@ class Settings(BaseSettings):
         description="Full evaluation data (../shared/data in a development checkout).",
     )
     qdrant_url: str | None = Field(
-        default=None, description="Qdrant server URL; unset = local on-disk mode inside the KB build."
+        default=None,
+        description="Qdrant server URL for the vectors; unset = the backend chosen at build time (the "
+        "memory-mapped matrix by default, Qdrant local mode with `kb build --vectors qdrant-local`).",
     )
     qdrant_api_key: SecretStr | None = None
     graph_backend: Literal["embedded", "neo4j"] = "embedded"

@@ -184,10 +184,5 @@ def evidence_from_row(row: tuple[Any, ...]) -> Evidence:
     return Evidence.model_construct(**dict(zip(keys, row, strict=True)))
 
 
-def get_meta(conn: sqlite3.Connection, key: str) -> str | None:
-    row = conn.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
-    return None if row is None else str(row[0])
-
-
 def set_meta(conn: sqlite3.Connection, key: str, value: str) -> None:
     conn.execute("INSERT OR REPLACE INTO meta VALUES (?,?)", (key, value))

@@ -8,7 +8,6 @@ decisions about text, separate from how ``ner_link`` links and merges what it fi
 from __future__ import annotations
 
 import re
-import weakref
 from dataclasses import dataclass, field
 
 from graphs.kb import KnowledgeBase
@@ -125,18 +124,9 @@ def candidate_terms(
     return list(merged.values()), run_texts
 
 
-_PREFIXES: weakref.WeakKeyDictionary[object, frozenset[str]] = weakref.WeakKeyDictionary()
-
-
 def resembles_dictionary(kb: KnowledgeBase, term: str) -> bool:
-    """True when every word of ``term`` begins like a word of the KB's dictionary (:data:`VOCABULARY_PREFIX`).
-
-    The prefix set is built once per dictionary (~27k words, tens of ms) and kept while the KB is open.
-    """
-    prefixes = _PREFIXES.get(kb.matcher)
-    if prefixes is None:
-        prefixes = frozenset(w[:VOCABULARY_PREFIX] for t in kb.matcher.terms for w in t.split())
-        _PREFIXES[kb.matcher] = prefixes
+    """True when every word of ``term`` begins like a dictionary word (:data:`VOCABULARY_PREFIX` letters)."""
+    prefixes = kb.matcher.word_prefixes(VOCABULARY_PREFIX)
     words = normalise_term(term).split()
     return bool(words) and all(w[:VOCABULARY_PREFIX] in prefixes for w in words)
 
