@@ -8,7 +8,9 @@ Headings, the "Answer: B" line of an MCQ and the "Insufficient evidence" stateme
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 CITATION = re.compile(r"\[((?:[EC]):[A-Za-z0-9_:|.\-]+(?:\s*[,;]\s*[EC]:[A-Za-z0-9_:|.\-]+)*)\]")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\[(*-])|\n+")
@@ -66,3 +68,16 @@ def check_citations(answer: str, retrieved: set[str]) -> CheckedAnswer:
         out.claims.append({"text": strip_citations(sentence), "citations": valid})
     out.text = "\n".join(kept)
     return out
+
+
+def citation_index(
+    evidence: Sequence[Mapping[str, Any]], chains: Sequence[Mapping[str, Any]]
+) -> dict[str, Any]:
+    """What the front ends need to show an answer's citations after the turn: the document each passage
+    comes from (so only cited sources are listed), each chain's text (so ``[C:…]`` reads as a chain) and
+    its entities (so a follow-up's "its side effects" can find the drug the answer was about)."""
+    return {
+        "evidence_documents": {e["id"]: e.get("document_id", "") for e in evidence},
+        "chain_texts": {c["id"]: c.get("text", "") for c in chains},
+        "chain_nodes": {c["id"]: list(c.get("node_ids", [])) for c in chains},
+    }

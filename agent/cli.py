@@ -48,6 +48,9 @@ def ask(
     ] = False,
     consult: Annotated[str | None, typer.Option("--consult", help="Continue this consult id.")] = None,
     kb_dir: Annotated[Path | None, typer.Option("--kb-dir", help="Knowledge-base root.")] = None,
+    full: Annotated[
+        bool, typer.Option("--full", help="Show every passage and chain, not the compact view.")
+    ] = False,
 ) -> None:
     """One question, one cited answer (builds the default KB on first use)."""
     from agent.cli_kb import open_consultant
@@ -70,7 +73,8 @@ def ask(
         typer.echo(json.dumps(result.payload(), indent=2, default=str))
         return
     out = Console()
-    print_answer(out, result.answer, consultant.evidence_texts(result.answer.get("evidence_ids", [])))
+    evidence = consultant.evidence_texts(result.answer.get("evidence_ids", []))
+    print_answer(out, result.answer, evidence, full=full)
     err.print(turn_footer(result.consult_id, result.seconds, result.llm_calls, result.llm_tokens))
 
 

@@ -21,6 +21,7 @@ from agent.deps import ConsultDeps
 from agent.errors import UserError
 from agent.graph import build_consult_graph, recursion_limit
 from agent.llm import make_chat_model
+from agent.sanitize import clean_payload, clean_text
 from agent.sessions import consult_exists, new_consult_id, open_checkpointer, thread_config
 from graphs.kb import KnowledgeBase, open_kb
 from graphs.settings import Settings
@@ -124,23 +125,23 @@ class Consultant:
             if on_event is not None and isinstance(event, dict):
                 on_event(event)
         state = self.graph.get_state(config).values
-        return TurnResult(
+        return TurnResult(  # cleaned: every front end shows these, and they carry text from the KB
             consult_id=cid,
-            answer=dict(state.get("answer", {})),
-            trace=list(state.get("trace", [])),
+            answer=clean_payload(dict(state.get("answer", {}))),
+            trace=clean_payload(list(state.get("trace", []))),
             llm_calls=int(state.get("llm_calls", 0)),
             llm_tokens=int(state.get("llm_tokens", 0)),
             seconds=round(time.perf_counter() - started, 3),
-            turns=list(state.get("turns", [])),
+            turns=clean_payload(list(state.get("turns", []))),
         )
 
     def evidence_texts(self, evidence_ids: list[str]) -> dict[str, str]:
         """The passage text of each evidence id (what citations are shown with)."""
         found = self.kb.store.get_evidence(list(dict.fromkeys(evidence_ids)))
-        return {evidence_id: record.text for evidence_id, record in found.items()}
+        return {evidence_id: clean_text(record.text) for evidence_id, record in found.items()}
 
     def history(self, consult_id: str) -> list[dict[str, Any]]:
         if not consult_exists(self.checkpointer, consult_id):
             raise UserError(f"No consult '{consult_id}'.")
         config: RunnableConfig = thread_config(consult_id)  # type: ignore[assignment]
-        return list(self.graph.get_state(config).values.get("turns", []))
+        return clean_payload(list(self.graph.get_state(config).values.get("turns", [])))

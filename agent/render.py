@@ -17,7 +17,18 @@ from rich.spinner import Spinner
 from rich.table import Table
 from rich.text import Text
 
+from agent.answer_view import (
+    COMPACT,
+    INSUFFICIENT,
+    SNIPPET_CHARS,
+    citation_texts,
+    cited_sources,
+    compact_body,
+    shorten,
+    single_bullets,
+)
 from agent.citations import CITATION
+from agent.sanitize import clean_payload, clean_text, defuse_markdown
 
 
 def number_citations(text: str) -> tuple[str, list[str]]:
@@ -35,41 +46,87 @@ def number_citations(text: str) -> tuple[str, list[str]]:
     return CITATION.sub(repl, text), order
 
 
-def answer_renderable(answer: dict[str, Any], evidence_text: dict[str, str] | None = None) -> RenderableType:
-    body, order = number_citations(str(answer.get("text", "")))
-    parts: list[RenderableType] = [Markdown(body)]
+def answer_renderable(
+    answer: dict[str, Any], evidence_text: dict[str, str] | None = None, full: bool = False
+) -> RenderableType:
+    """The answer as the terminal shows it: compact unless ``full`` (``--full``, ``/more``).
+
+    Everything from the answer is cleaned of control and escape sequences, and its Markdown is defused and
+    rendered without terminal hyperlinks, so a document cannot write to the terminal or hide a link target.
+    """
+    limits = None if full else (INSUFFICIENT if answer.get("status") == "insufficient" else COMPACT)
+    text, hidden = compact_body(defuse_markdown(clean_text(str(answer.get("text", "")))), limits)
+    body, order = number_citations(text)
+    parts: list[RenderableType] = [Text(f"⚠ {w}", style="yellow") for w in answer_warnings(answer)]
+    parts.append(Markdown(body, hyperlinks=False))
+    if hidden:
+        parts.append(
+            Text(f"{hidden} more passage(s) and chain(s): /more in chat, --full with ask.", style="dim")
+        )
     if answer.get("removed_claims"):
         parts.append(Text(f"{len(answer['removed_claims'])} unsupported claim(s) removed.", style="yellow"))
     if order:
-        refs = Text()
-        for i, cid in enumerate(order, 1):
-            snippet = (evidence_text or {}).get(cid, "")
-            refs.append(f"[{i}] {cid}", style="bold")
-            refs.append(f"  {snippet[:100]}\n" if snippet else "\n")
-        parts.append(Panel(refs, title="citations", title_align="left"))
-    sources = distinct_sources(answer.get("sources", []))
-    if sources:
+        parts.append(citations_panel(answer, order, citation_texts(answer, evidence_text), full))
+    sources = distinct_sources(cited_sources(answer, order))
+    if sources and full:
         src = Text()
         for s in sources[:12]:
-            src.append(f"• {s.get('title') or s['document_id']}", style="cyan")
-            src.append(f"  {s.get('source', '')} {s.get('url', '')}\n")
-        parts.append(Panel(src, title=f"sources ({len(sources)})", title_align="left"))
+            title = clean_text(str(s.get("title") or s["document_id"]), keep_newlines=False)
+            src.append(f"• {title}", style="cyan")
+            src.append(f"  {clean_text(str(s.get('source', '')))} {clean_text(str(s.get('url', '')))}\n")
+        src.rstrip()
+        parts.append(Panel(src, title=f"sources cited ({len(sources)})", title_align="left"))
     footer = (
         f"KB {answer.get('kb_version', '?')} · {answer.get('mode', '?')} mode · {answer.get('status', '?')}"
     )
-    parts.append(Text(footer, style="dim"))
-    parts.append(Text(str(answer.get("safety_note", "")), style="dim italic"))
+    parts.append(Text(clean_text(footer), style="dim"))
+    parts.append(Text(clean_text(str(answer.get("safety_note", ""))), style="dim italic"))
     return Group(*parts)
 
 
+def citations_panel(answer: dict[str, Any], order: list[str], texts: dict[str, str], full: bool) -> Panel:
+    """What each ``[n]`` is. Compact: one line each — a passage's source document, a chain's text (the
+    passages themselves are in the body above). Full: the passage snippet too, cut on a word boundary."""
+    documents = answer.get("evidence_documents") or {}
+    titles = {
+        s.get("document_id"): f"{s.get('title') or s.get('document_id')} · {s.get('source', '')}".strip(" ·")
+        for s in answer.get("sources") or []
+    }
+    rows: list[RenderableType] = []
+    for i, cid in enumerate(order, 1):
+        line = Text(f"[{i}] {cid}", style="bold", no_wrap=not full, overflow="ellipsis")
+        about = titles.get(documents.get(cid)) if cid.startswith("E:") else texts.get(cid)
+        if about:
+            line.append(f"  {clean_text(str(about), keep_newlines=False)}", style="cyan")
+        if full and cid.startswith("E:") and texts.get(cid):
+            line.append(f"\n     {shorten(texts[cid], 2 * SNIPPET_CHARS)}", style="none")
+        elif not about and texts.get(cid):
+            line.append(f"  {shorten(texts[cid], SNIPPET_CHARS)}")
+        rows.append(line)
+    return Panel(Group(*rows), title="citations", title_align="left")
+
+
+def answer_warnings(answer: dict[str, Any]) -> list[str]:
+    """What the reader must know about how the answer was made: truncated input, a step that fell back."""
+    out = [clean_text(str(w), keep_newlines=False) for w in answer.get("warnings") or []]
+    if answer.get("fallback"):
+        out.append(clean_text(str(answer["fallback"]), keep_newlines=False))
+    return list(dict.fromkeys(w for w in out if w))
+
+
 def print_answer(
-    console: Console, answer: dict[str, Any], evidence_text: dict[str, str] | None = None
+    console: Console, answer: dict[str, Any], evidence_text: dict[str, str] | None = None, full: bool = False
 ) -> None:
-    console.print(answer_renderable(answer, evidence_text))
+    console.print(answer_renderable(answer, evidence_text, full=full))
 
 
 def event_line(event: dict[str, Any]) -> str:
-    """One human line per progress event (the live step panel and Slack status use it)."""
+    """One human line per progress event (the live step panel and Slack status use it); entity names and
+    chain texts come from the KB, so the line is cleaned of control characters."""
+    return clean_text(_event_line(event), keep_newlines=False)
+
+
+def _event_line(event: dict[str, Any]) -> str:
     name = event.get("step", "?")
     if event.get("skipped"):
         return f"{name}: skipped"
@@ -125,7 +182,12 @@ def sources_renderable(answer: dict[str, Any]) -> RenderableType:
     table.add_column("link", overflow="fold")
     for i, s in enumerate(sources, 1):
         title = s.get("title") or s.get("document_id", "")
-        table.add_row(str(i), title, s.get("source", ""), s.get("url", ""))
+        table.add_row(
+            *(
+                clean_text(str(v), keep_newlines=False)
+                for v in (i, title, s.get("source", ""), s.get("url", ""))
+            )
+        )
     return table
 
 
@@ -137,10 +199,8 @@ def trace_renderable(trace: list[dict[str, Any]]) -> RenderableType:
     table.title_justify = "left"
     for rec in trace:
         table.add_row(
-            str(rec.get("step", "")),
-            str(rec.get("round", "")),
-            str(rec.get("summary", "")),
-            Text(str(rec.get("fallback", "")), style="yellow"),
+            *(clean_text(str(rec.get(k, ""))) for k in ("step", "round", "summary")),
+            Text(clean_text(str(rec.get("fallback", ""))), style="yellow"),
         )
     return table
 
@@ -148,14 +208,18 @@ def trace_renderable(trace: list[dict[str, Any]]) -> RenderableType:
 def consult_markdown(
     consult_id: str, turns: list[dict[str, Any]], evidence_text: dict[str, str], exported_at: str
 ) -> str:
-    """A whole consult as a Markdown document: every question, cited answer, citation list and source."""
+    """A whole consult as a Markdown document: every question, the full cited answer, its citations (with
+    passage or chain text) and the sources it cites. Text from data is cleaned and defused, and what goes
+    into list items is escaped, so a document can neither hide a link nor inject markup into the export."""
     out = [f"# EviGraph consult {consult_id}", "", f"Exported {exported_at} · {len(turns)} turn(s)", ""]
     for i, turn in enumerate(turns, 1):
         answer = turn.get("answer", {})
-        question = str(turn.get("question", "")).strip()
-        body, order = number_citations(str(answer.get("text", "")))
-        out += [f"## Turn {i}: {question.splitlines()[0][:120] if question else '(no question)'}", ""]
-        out += ["> " + line for line in question.splitlines()] + [""]
+        question = clean_text(str(turn.get("question", ""))).strip()
+        text = single_bullets(defuse_markdown(clean_text(str(answer.get("text", "")))))
+        body, order = number_citations(text)
+        title = escape_markdown(shorten(question.splitlines()[0], 120)) if question else "(no question)"
+        out += [f"## Turn {i}: {title}", ""]
+        out += ["> " + escape_markdown(line) for line in question.splitlines()] + [""]
         out += [
             f"*Task {turn.get('task', '?')} · KB {turn.get('kb_version') or answer.get('kb_version', '?')} · "
             f"{answer.get('mode', '?')} mode · {answer.get('status', '?')}*",
@@ -163,22 +227,38 @@ def consult_markdown(
             body,
             "",
         ]
+        warnings = answer_warnings(answer)
+        if warnings:
+            out += [f"> ⚠ {escape_markdown(w)}" for w in warnings] + [""]
+        texts = citation_texts(answer, evidence_text)
         if order:
             out += ["### Citations", ""]
             for n, cid in enumerate(order, 1):
-                snippet = " ".join(evidence_text.get(cid, "").split())[:300]
+                snippet = escape_markdown(shorten(texts.get(cid, ""), 300))
                 out.append(f"{n}. `{cid}` {snippet}".rstrip())
             out.append("")
-        sources = distinct_sources(answer.get("sources", []))
+        sources = distinct_sources(cited_sources(answer, order))
         if sources:
             out += ["### Sources", ""]
             for s in sources:
-                url = f" <{s['url']}>" if s.get("url") else ""
-                out.append(f"- {s.get('title') or s.get('document_id', '')} ({s.get('source', '')}){url}")
+                url = clean_text(str(s.get("url", "")), keep_newlines=False)
+                link = f" <{url}>" if SAFE_URL.match(url) else ""
+                name = clean_text(str(s.get("title") or s.get("document_id", "")), keep_newlines=False)
+                where = clean_text(str(s.get("source", "")), keep_newlines=False)
+                out.append(f"- {escape_markdown(name)} ({escape_markdown(where)}){link}")
             out.append("")
         if answer.get("safety_note"):
-            out += [f"*{answer['safety_note']}*", ""]
+            out += [f"*{clean_text(str(answer['safety_note']))}*", ""]
     return "\n".join(out).rstrip() + "\n"
+
+
+SAFE_URL = re.compile(r"^https?://[^\s<>()\[\]`]+$")
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+!|~])")
+
+
+def escape_markdown(text: str) -> str:
+    """Plain text that Markdown shows as written: its punctuation backslash-escaped."""
+    return _MD_SPECIAL.sub(r"\\\1", text)
 
 
 def consults_table(rows: list[dict[str, Any]]) -> RenderableType:
@@ -194,8 +274,8 @@ def consults_table(rows: list[dict[str, Any]]) -> RenderableType:
     table.add_column("last activity (UTC)", no_wrap=True, min_width=width("updated", "last activity"))
     table.add_column("first question", overflow="fold")
     for r in rows:
-        question = " ".join(str(r.get("first_question", "")).split())
-        table.add_row(str(r["consult_id"]), str(r.get("turns", 0)), str(r.get("updated", "")), question[:70])
+        question = shorten(clean_text(str(r.get("first_question", ""))), 70)
+        table.add_row(str(r["consult_id"]), str(r.get("turns", 0)), str(r.get("updated", "")), question)
     return table
 
 
@@ -206,7 +286,12 @@ def turn_footer(consult_id: str, seconds: float, llm_calls: int, llm_tokens: int
 
 def consult_json(consult_id: str, turns: list[dict[str, Any]], kb_version: str, exported_at: str) -> str:
     """A whole consult as JSON: every turn's question, task, full answer (sources, KB version) as stored."""
-    payload = {"consult_id": consult_id, "exported_at": exported_at, "kb_version": kb_version, "turns": turns}
+    payload = {
+        "consult_id": consult_id,
+        "exported_at": exported_at,
+        "kb_version": kb_version,
+        "turns": clean_payload(turns),
+    }
     return json.dumps(payload, indent=2, ensure_ascii=False, default=str) + "\n"
 
 

@@ -16,7 +16,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from agent.render import distinct_sources, number_citations
+from agent.answer_view import COMPACT, INSUFFICIENT, citation_texts, cited_sources, compact_body, shorten
+from agent.render import answer_warnings, distinct_sources, number_citations
+from agent.sanitize import clean_text, defuse_markdown
 
 Block = dict[str, Any]
 
@@ -108,29 +110,36 @@ def context(text: str) -> Block:
 
 
 def answer_body(answer: dict[str, Any]) -> tuple[str, list[str]]:
-    """The answer text in mrkdwn with ``[n]`` citations, and the cited ids in number order."""
-    body, order = number_citations(str(answer.get("text", "")))
+    """The answer text in mrkdwn with ``[n]`` citations, and the cited ids in number order.
+
+    The compact view (as in the terminal) keeps a Slack reply readable; the text is cleaned of control
+    characters and its Markdown links defused first, so a document's link shows its target in plain sight
+    instead of becoming a Slack link."""
+    limits = INSUFFICIENT if answer.get("status") == "insufficient" else COMPACT
+    text, _ = compact_body(defuse_markdown(clean_text(str(answer.get("text", "")))), limits)
+    body, order = number_citations(text)
     text = to_mrkdwn(body)
     if answer.get("status") == "insufficient" and "insufficient evidence" not in text.lower():
         text = f"{INSUFFICIENT_PLAIN}\n\n{text}".strip()
     return text or "_(no answer text)_", order
 
 
-def citation_lines(order: list[str], evidence_text: dict[str, str]) -> list[str]:
+def citation_lines(order: list[str], texts: dict[str, str]) -> list[str]:
+    """``[n] `id` snippet`` per citation: the passage's or chain's text, cut on a word boundary."""
     lines = []
     for n, cid in enumerate(order, 1):
-        snippet = " ".join(evidence_text.get(cid, "").split())
-        cut = f" {escape(snippet[:SNIPPET_CHARS])}{'…' if len(snippet) > SNIPPET_CHARS else ''}"
-        lines.append(f"[{n}] `{cid}`{cut if snippet else ''}")
+        snippet = escape(shorten(texts.get(cid, ""), SNIPPET_CHARS))
+        lines.append(f"[{n}] `{cid}`{' ' + snippet if snippet else ''}")
     return lines
 
 
 def source_lines(sources: list[dict[str, Any]]) -> list[str]:
     lines = []
     for s in sources[:MAX_SOURCES]:
-        title = str(s.get("title") or s.get("document_id", ""))
-        where = escape(str(s.get("source", "")))
-        named = link(str(s.get("url", "")), title) if s.get("url") else escape(title)
+        title = clean_text(str(s.get("title") or s.get("document_id", "")), keep_newlines=False)
+        where = escape(clean_text(str(s.get("source", "")), keep_newlines=False))
+        url = clean_text(str(s.get("url", "")), keep_newlines=False)
+        named = link(url, title) if url else escape(title)
         lines.append(f"• {named}" + (f" — {where}" if where else ""))
     if len(sources) > MAX_SOURCES:
         lines.append(f"…and {len(sources) - MAX_SOURCES} more")
@@ -141,7 +150,7 @@ def footer(answer: dict[str, Any], consult_id: str) -> str:
     mode = answer.get("mode", "?")
     mode_label = "offline mode (extractive)" if mode == "offline" else f"{mode} mode"
     return (
-        f"KB {escape(str(answer.get('kb_version', '?')))} · {mode_label} · "
+        f"KB {escape(clean_text(str(answer.get('kb_version', '?'))))} · {mode_label} · "
         f"{escape(str(answer.get('status', '?')))} · consult `{consult_id}`"
     )
 
@@ -156,17 +165,18 @@ def answer_blocks(answer: dict[str, Any], evidence_text: dict[str, str], consult
     removed = answer.get("removed_claims") or []
     if removed:
         blocks.append(context(f"{len(removed)} unsupported claim(s) removed."))
-    for warning in (answer.get("warnings") or [])[:3]:
-        blocks.append(context(f":warning: {escape(str(warning))}"))
+    for warning in answer_warnings(answer)[:3]:
+        blocks.append(context(f":warning: {escape(warning)}"))
     if order:
-        cites = split_sections("*Citations*\n" + "\n".join(citation_lines(order, evidence_text)))
+        texts = citation_texts(answer, evidence_text)
+        cites = split_sections("*Citations*\n" + "\n".join(citation_lines(order, texts)))
         blocks += [section(p) for p in cites[:4]]
-    sources = distinct_sources(list(answer.get("sources") or []))
+    sources = distinct_sources(cited_sources(answer, order))
     if sources:
         src = split_sections(f"*Sources ({len(sources)})*\n" + "\n".join(source_lines(sources)))
         blocks += [section(p) for p in src[:3]]
     blocks.append(context(footer(answer, consult_id)))
-    blocks.append(context(f"_{escape(str(answer.get('safety_note', '')))}_"))
+    blocks.append(context(f"_{escape(clean_text(str(answer.get('safety_note', ''))))}_"))
     return blocks
 
 

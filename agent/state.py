@@ -1,9 +1,10 @@
 """The consult's state: what every node reads and writes, checkpointed after each step.
 
 Values are plain JSON-shaped dicts (typed with TypedDicts) so a checkpoint written by one version can be
-read by the next and inspected by a person. Consult-level findings (entities, topics, chains, graph
-candidates) accumulate across rounds and turns through merge reducers — a follow-up question reuses them and
-retrieves only what is new; per-turn fields are reset by ``start_turn`` with ``Overwrite``.
+read by the next and inspected by a person. Consult-level findings (entities, topics, graph candidates)
+accumulate across rounds and turns through merge reducers (chains across the rounds of one turn) — a
+follow-up question reuses them and retrieves only what is new; per-turn fields are reset by ``start_turn``
+with ``Overwrite``.
 """
 
 from __future__ import annotations
@@ -114,6 +115,8 @@ class ConsultState(TypedDict, total=False):
     features: list[dict[str, Any]]
     entities: Annotated[list[EntityRec], merge_by_id]
     turn_entity_ids: list[str]
+    focus_entity_ids: list[str]
+    """The consult's focus (what its questions are about); a follow-up that refers back continues with it."""
     unlinked_terms: list[str]
     topics: Annotated[list[TopicRec], merge_by_id]
     chains: Annotated[list[ChainRec], merge_by_id]

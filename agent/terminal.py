@@ -25,7 +25,9 @@ from typing import Any
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from rich.console import Console
 from rich.live import Live
+from rich.text import Text
 
+from agent.answer_view import short_answer, shorten
 from agent.consult import Consultant, Event, TurnResult
 from agent.errors import EXPECTED_ERRORS, UserError
 from agent.render import (
@@ -39,6 +41,7 @@ from agent.render import (
     trace_renderable,
     turn_footer,
 )
+from agent.sanitize import clean_text
 from agent.sessions import consult_exists, list_consults, thread_config
 
 try:
@@ -49,6 +52,7 @@ except ImportError:  # Windows without pyreadline: plain input(), no history
 log = logging.getLogger("evigraph")
 
 COMMANDS: dict[str, str] = {
+    "/more": "the last answer in full (every passage and chain)",
     "/sources": "sources of the last answer",
     "/trace": "what the agent did in the last turn (step, summary, fallback)",
     "/new": "start a new consult",
@@ -147,6 +151,8 @@ class ChatSession:
             f"consult {self.consult_id or 'new'}\n"
             "Type a question, or /help for commands. Ctrl-C cancels a running turn; Ctrl-D leaves."
         )
+        if self.consult_id is not None:
+            self.replay(self.consult_id)
         interrupts = 0
         with self.readline_history():
             while True:
@@ -201,6 +207,8 @@ class ChatSession:
             return False
         if name == "/help":
             self.show_help()
+        elif name == "/more":
+            self.show_more()
         elif name == "/sources":
             self.console.print(sources_renderable(self.last_answer) if self.last_answer else "No answer yet.")
         elif name == "/trace":
@@ -215,6 +223,14 @@ class ChatSession:
         else:
             self.console.print(f"[yellow]Unknown command {name}.[/] Type /help for the list.")
         return True
+
+    def show_more(self) -> None:
+        """The last answer with nothing left out (the turn shows a compact view)."""
+        if not self.last_answer:
+            self.console.print("No answer yet: ask a question first.")
+            return
+        ids = list(self.last_answer.get("evidence_ids", []))
+        print_answer(self.console, self.last_answer, self.consultant.evidence_texts(ids), full=True)
 
     def show_help(self) -> None:
         for cmd, what in COMMANDS.items():
@@ -328,11 +344,18 @@ class ChatSession:
         except UserError as exc:
             self.console.print(f"[bold red]Error:[/] {exc}")
             return
+        self.replay(consult_id)
+
+    def replay(self, consult_id: str) -> None:
+        """The consult so far, one turn a few lines: its question and a short recap of its answer."""
         turns = self.consultant.history(consult_id)
         self.console.print(f"Resumed consult {consult_id} ({len(turns)} turn(s)):")
         for i, turn in enumerate(turns, 1):
-            question = " ".join(str(turn.get("question", "")).split())
-            self.console.print(f"  {i}. {question[:100]}", highlight=False)
+            question = shorten(clean_text(str(turn.get("question", ""))), 100)
+            self.console.print(Text(f"  {i}. {question}", style="bold"))
+            self.console.print(Text(f"     → {short_answer(dict(turn.get('answer') or {}))}", style="dim"))
+        if turns:
+            self.console.print("[dim]/more shows the last answer in full; ask a follow-up to continue.")
 
     def export(self, target: str) -> None:
         """Write every turn of the consult (answers, sources, KB version) as Markdown or JSON, atomically."""

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 from langgraph.runtime import Runtime
 
-from agent.citations import ANSWER_OPTION, check_citations
+from agent.citations import ANSWER_OPTION, check_citations, citation_index
 from agent.context import ConsultContext
 from agent.deps import ConsultDeps
 from agent.llm import LLMStepFailed, Usage, text_call
@@ -181,6 +181,7 @@ def make_answer(deps: ConsultDeps):  # type: ignore[no-untyped-def]
                 "evidence_ids": [e["id"] for e in evidence],
                 "chain_ids": [c["id"] for c in state.get("chains", [])[:10]],
                 "warnings": state.get("warnings", []),
+                **citation_index(evidence, state.get("chains", [])[:10]),
             }
         )
         emit(runtime, "answer", status=status, mode=payload["mode"], fallback=fallback)

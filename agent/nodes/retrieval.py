@@ -15,6 +15,17 @@ from langgraph.runtime import Runtime
 from agent.context import ConsultContext
 from agent.deps import ConsultDeps
 from agent.nodes.common import emit, step
+from agent.nodes.follow_up import (
+    DRUG_TYPES,
+    asks_drug_aspect,
+    candidate_key_ids,
+    consult_focus,
+    is_aspect_mention,
+    is_follow_up,
+    key_entities,
+    own_focus,
+    refers_back,
+)
 from agent.state import ChainRec, ConsultState, EntityRec, TopicRec
 from tools.hypergraph_walk import HypergraphWalkRequest, HypergraphWalkResult, hypergraph_walk
 from tools.ner_link import NerLinkRequest, NerLinkResult, ner_link
@@ -22,6 +33,10 @@ from tools.reasoning_chain import ReasoningChainRequest, ReasoningChainResult, r
 
 MAX_WALK_SEEDS = 20
 MAX_ANCHORS = 8
+UNRESOLVED_REFERENCE = (
+    'This question refers back ("its", "the dose"…) but the consult has no earlier subject for it to refer '
+    'to. Ask it again naming the disease or drug, e.g. "What are the side effects of metformin?"'
+)
 
 
 def fold_entities(result: NerLinkResult, turn: int) -> list[EntityRec]:
@@ -90,17 +105,49 @@ def walk_seeds(state: ConsultState) -> list[str]:
 
 
 def carried_entities(state: ConsultState) -> list[EntityRec]:
-    """The affirmed entities of the consult's latest earlier turn, for a follow-up that names none.
+    """The consult's focus entities, for a follow-up that names none of its own or refers back to them.
 
     "What are its symptoms?" after a question about gout links nothing by itself; without this the turn
     would search from nothing and end "insufficient" although the consult knows what "its" refers to.
     """
-    turn = state.get("turn", 1)
-    earlier = [e for e in state.get("entities", []) if e.get("turn", 0) < turn and not e.get("negated")]
-    if not earlier:
+    return [e for e in consult_focus(state) if not e.get("negated")]
+
+
+def follow_up_entities(deps: ConsultDeps, state: ConsultState, linked: list[EntityRec]) -> list[EntityRec]:
+    """What a follow-up continues with (nothing for a first turn or a question with its own subject): the
+    consult's focus, plus the drug the previous answer was about when it asks "its" side effects or dose."""
+    if state.get("turn", 1) <= 1 or not state.get("turns"):
         return []
-    latest = max(e.get("turn", 0) for e in earlier)
-    return [e for e in earlier if e.get("turn", 0) == latest]
+    question = state["question"]
+    if not is_follow_up(question, linked):
+        return []
+    carried = carried_entities(state)
+    if carried and asks_drug_aspect(question) and not any(e.get("type") in DRUG_TYPES for e in carried):
+        ids = candidate_key_ids(state)
+        found = deps.kb.store.get_entities(ids) if ids else {}
+        types = {i: ent.type for i, ent in found.items()}
+        for key in key_entities(state, types):
+            ent = found[key]
+            carried.append(
+                {
+                    "id": key,
+                    "name": ent.name,
+                    "type": ent.type,
+                    "score": 1.0,
+                    "method": "follow_up",
+                    "turn": state.get("turn", 1),
+                }
+            )
+    linked_ids = {e["id"] for e in linked}
+    return [e for e in carried if e["id"] not in linked_ids]
+
+
+def distinct_names(entities: list[EntityRec]) -> list[str]:
+    """Entity names as a reader tells them apart ("hypothyroidism" once, not once per source)."""
+    seen: dict[str, str] = {}
+    for e in entities:
+        seen.setdefault(e["name"].lower(), e["name"])
+    return list(seen.values())
 
 
 def search_question(state: ConsultState) -> str:
@@ -108,7 +155,13 @@ def search_question(state: ConsultState) -> str:
     with, so the vector search and the relevance check look for "its symptoms" of the right disease."""
     turn = state.get("turn", 1)
     ids = set(state.get("turn_entity_ids", []))
-    carried = [e["name"] for e in state.get("entities", []) if e["id"] in ids and e.get("turn", turn) < turn]
+    carried = distinct_names(
+        [
+            e
+            for e in state.get("entities", [])
+            if e["id"] in ids and (e.get("turn", turn) < turn or e.get("method") == "follow_up")
+        ]
+    )
     return f"{state['question']} ({', '.join(carried)})" if carried else state["question"]
 
 
@@ -126,12 +179,18 @@ def make_ner_link(deps: ConsultDeps):  # type: ignore[no-untyped-def]
         )
         result = ner_link(deps.kb, request)
         entities = fold_entities(result, state.get("turn", 1))
-        in_question = any(
-            not m.negated for e in result.entities for m in e.mentions if m.source == "question"
-        )
-        carried = [] if in_question else carried_entities(state)
-        turn_ids = [e["id"] for e in entities]
+        in_question = {e.id for e in result.entities for m in e.mentions if m.source == "question"}
+        asked = [e for e in entities if e["id"] in in_question]
+        carried = follow_up_entities(deps, state, asked)
+        turn_ids = [e["id"] for e in entities if not (carried and is_aspect_mention(e))]
         turn_ids += [e["id"] for e in carried if e["id"] not in turn_ids]
+        focus = [e["id"] for e in carried if e.get("method") != "follow_up"] or own_focus(asked)
+        warnings = [*state.get("warnings", []), *result.warnings]
+        if not carried and not own_focus(asked) and refers_back(state["question"]):
+            # "what are its side effects?" with nothing before it: searching from "side effects" alone would
+            # answer about drug reactions in general; with no entity the turn ends insufficient instead.
+            turn_ids = []
+            warnings.append(UNRESOLVED_REFERENCE)
         emit(
             runtime,
             "ner_link",
@@ -139,16 +198,17 @@ def make_ner_link(deps: ConsultDeps):  # type: ignore[no-untyped-def]
                 f"{e['name']} ({e['type']})" + (" [negated]" if e["negated"] else "") for e in entities
             ],
             unlinked=result.unlinked_terms,
-            carried=[e["name"] for e in carried],
+            carried=distinct_names(carried),
         )
         summary = f"{len(entities)} entities linked, {len(result.unlinked_terms)} terms unlinked"
         if carried:
-            summary += f"; follow-up question, continuing with {', '.join(e['name'] for e in carried)}"
+            summary += f"; follow-up question, continuing with {', '.join(distinct_names(carried))}"
         return {
-            "entities": entities,
+            "entities": entities + [e for e in carried if e.get("method") == "follow_up"],
             "turn_entity_ids": turn_ids,
+            "focus_entity_ids": focus or state.get("focus_entity_ids", []),
             "unlinked_terms": result.unlinked_terms,
-            "warnings": [*state.get("warnings", []), *result.warnings],
+            "warnings": warnings,
             "trace": [
                 step(
                     state,

@@ -62,6 +62,11 @@ def detect_task(question: str) -> str:
 
 
 def start_turn(state: ConsultState, runtime: Runtime[ConsultContext]) -> dict[str, Any]:
+    """Reset the per-turn fields; a question beyond the input limit is cut with a warning.
+
+    Chains are per turn: a follow-up computes its own from its entities (carried ones included), so turn 1's
+    chains are not shown again under turn 2's answer. Entities, topics and graph candidates stay for reuse.
+    """
     question, note = truncate(state.get("question", "").strip(), MAX_QUESTION_CHARS)
     original = int(runtime.context.extra.get("input_chars", 0) or 0)
     if note and original > len(state.get("question", "")):  # the caller already cut it: report the real size
@@ -80,6 +85,7 @@ def start_turn(state: ConsultState, runtime: Runtime[ConsultContext]) -> dict[st
         "features": [],
         "turn_entity_ids": [],
         "unlinked_terms": [],
+        "chains": Overwrite([]),  # the answer shows this turn's chains, not every chain of the consult
         "evidence": [],
         "verdict": {},
         "pending_calls": [],

@@ -1,0 +1,147 @@
+"""Follow-up questions keep their subject: what "its", "the dose" or "what about children?" refers to.
+
+A follow-up often names no focus of its own, or names only the aspect it asks about: "and what are its side
+effects?" links "side effects" (the MedQuAD focus *Drug Reactions*) and nothing else, so searching from what
+it links finds generic passages about drug reactions. The consult's **focus** — the diseases, drugs, genes
+or phenotypes its questions were about — is kept in the state; a follow-up that refers back (a pronoun or
+a definite "the dose") or names no focus of its own continues with it. When the follow-up asks about a
+drug's aspect (side effects, dose, interactions) of "its" treatment and the focus is a disease, the drug the
+previous answer was about (its **key entity**) is carried too.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable
+from typing import Any
+
+from agent.state import ConsultState, EntityRec
+from graphs.labels import specific_labels_asked
+
+FOCUS_TYPES = frozenset({"Disease", "Compound", "Gene", "Phenotype", "Symptom", "Pathogen"})
+"""Entity types a question can be *about* (an anatomy term like "children" qualifies, it is not a focus)."""
+DRUG_TYPES = frozenset({"Compound"})
+_REFERS_BACK = re.compile(
+    r"\b(?:its|it|it's|they|them|their|theirs|this|that|these|those|same|"
+    r"the\s+(?:dose|doses|dosage|drug|drugs|medicine|medicines|medication|medications|treatment|"
+    r"treatments|therapy|disease|condition|illness|disorder|infection|patient|side\s+effects))\b",
+    re.IGNORECASE,
+)
+_DRUG_ASPECT = re.compile(
+    r"\b(?:side[\s-]+effects?|adverse|dose|doses|dosage|dosing|interactions?|contraindicat\w*|"
+    r"overdose|toxicity|take\s+it|taken|tablets?)\b",
+    re.IGNORECASE,
+)
+_ELLIPTICAL = re.compile(
+    r"^\s*(?:and|also|what\s+about|how\s+about|what\s+if|what\s+else|and\s+in|in\s+(?:children|adults|"
+    r"pregnancy|women|men|the\s+elderly|older\s+adults))\b",
+    re.IGNORECASE,
+)
+MAX_KEY_ENTITIES = 2
+
+
+def refers_back(question: str) -> bool:
+    """Does the question point at something said before ("its", "them", "the dose")?"""
+    return bool(_REFERS_BACK.search(question))
+
+
+def asks_drug_aspect(question: str) -> bool:
+    """Does the question ask about a drug's properties (side effects, dose, interactions)?"""
+    return bool(_DRUG_ASPECT.search(question))
+
+
+def continues(question: str) -> bool:
+    """Does the question read as a continuation ("and …", "what about …", "in children?")?"""
+    return bool(_ELLIPTICAL.search(question))
+
+
+def asks_only_aspect(question: str) -> bool:
+    """Does the question ask an aspect (symptoms, treatment, dose, side effects) of an unnamed subject?"""
+    return asks_drug_aspect(question) or bool(specific_labels_asked(question))
+
+
+def is_aspect_mention(entity: EntityRec) -> bool:
+    """An entity linked from the words of an aspect ("side effects" → *Drug Reactions*): what the question
+    asks about, not whom it is about."""
+    surface = str(entity.get("surface") or "")
+    return bool(surface) and (asks_drug_aspect(surface) or bool(specific_labels_asked(surface)))
+
+
+def own_focus(entities: Iterable[EntityRec]) -> list[str]:
+    """The focus a question names itself: affirmed entities of a focus type that are not aspect words."""
+    return [
+        e["id"]
+        for e in entities
+        if not e.get("negated") and e.get("type") in FOCUS_TYPES and not is_aspect_mention(e)
+    ]
+
+
+def is_follow_up(question: str, asked: list[EntityRec]) -> bool:
+    """Should this question continue with the consult's focus?
+
+    Yes when it refers back ("its", "the dose") or reads as a continuation ("what about children?"), or when
+    it names no focus of its own but asks an aspect ("What are the symptoms?"). A question with no subject
+    and no such cue ("capital of France?") is not a follow-up: it must not borrow the consult's subject and
+    come back "answered" about it.
+    """
+    if refers_back(question):
+        return True
+    if own_focus(asked):
+        return False
+    return continues(question) or asks_only_aspect(question)
+
+
+def consult_focus(state: ConsultState) -> list[EntityRec]:
+    """The consult's focus entities as records: those recorded by earlier turns, or — for a consult
+    checkpointed before focus was recorded — the affirmed entities of the latest earlier turn."""
+    by_id = {e["id"]: e for e in state.get("entities", [])}
+    recorded = [by_id[i] for i in state.get("focus_entity_ids", []) if i in by_id]
+    if recorded:
+        return recorded
+    turn = state.get("turn", 1)
+    earlier = [e for e in state.get("entities", []) if e.get("turn", 0) < turn and not e.get("negated")]
+    if not earlier:
+        return []
+    latest = max(e.get("turn", 0) for e in earlier)
+    return [e for e in earlier if e.get("turn", 0) == latest]
+
+
+def previous_answer(state: ConsultState) -> dict[str, Any]:
+    turns = state.get("turns", [])
+    return dict(turns[-1].get("answer") or {}) if turns else {}
+
+
+def key_entities(state: ConsultState, types: dict[str, str]) -> list[str]:
+    """The drugs the previous answer was about, most supported first.
+
+    The answer's own ``key_entity_ids`` when it recorded them (the direct-answer block); otherwise the drugs
+    on the chains it cited, ranked by how many of those chains pass through them. ``types`` maps entity
+    ids to their types (looked up by the caller in the KB).
+    """
+    answer = previous_answer(state)
+    listed = [i for i in answer.get("key_entity_ids") or [] if types.get(i) in DRUG_TYPES]
+    if listed:
+        return listed[:MAX_KEY_ENTITIES]
+    counts: Counter[str] = Counter()
+    for node_ids in chain_nodes(state, answer):
+        counts.update({n for n in node_ids if types.get(n) in DRUG_TYPES})
+    return [i for i, _ in counts.most_common(MAX_KEY_ENTITIES)]
+
+
+def chain_nodes(state: ConsultState, answer: dict[str, Any]) -> list[list[str]]:
+    """Node ids of the chains the previous answer cited (as kept in the consult's chain records)."""
+    cited = set(answer.get("chain_ids") or [])
+    recorded = answer.get("chain_nodes")
+    if isinstance(recorded, dict):
+        return [list(v) for k, v in recorded.items() if k in cited]
+    return [list(c.get("node_ids", [])) for c in state.get("chains", []) if c["id"] in cited]
+
+
+def candidate_key_ids(state: ConsultState) -> list[str]:
+    """Entity ids :func:`key_entities` may pick from (for the caller's one type lookup)."""
+    answer = previous_answer(state)
+    ids = list(answer.get("key_entity_ids") or [])
+    for nodes in chain_nodes(state, answer):
+        ids += nodes
+    return list(dict.fromkeys(ids))
