@@ -67,16 +67,17 @@ def clean_text(text: str, keep_newlines: bool = True) -> str:
     return "".join(out)
 
 
-def defuse_markdown(text: str) -> str:
+def defuse_markdown(text: str, html: bool = True) -> str:
     """Markdown from data shown as what it is: a link or image becomes ``label (url)`` with its target in
     plain sight, an autolink loses its brackets, and an HTML tag is written as text (``&lt;tag>``).
 
     Applied to whole answer bodies: the answer's own Markdown (headings, bullets, bold, ``[E:…]``
-    citations) uses none of these, so only what a document smuggled in is changed.
+    citations) uses none of these, so only what a document smuggled in is changed. ``html=False`` leaves
+    tags alone for a target that escapes ``<`` itself (Slack).
     """
     text = _MD_IMAGE_OR_LINK.sub(lambda m: f"{m.group(1)} ({m.group(2)})" if m.group(2) else m.group(1), text)
     text = _MD_AUTOLINK.sub(r"\1", text)
-    return _HTML_TAG.sub(r"&lt;\1>", text)
+    return _HTML_TAG.sub(r"&lt;\1>", text) if html else text
 
 
 def clean_payload(value: Any) -> Any:

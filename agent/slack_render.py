@@ -110,18 +110,24 @@ def context(text: str) -> Block:
 
 
 def answer_body(answer: dict[str, Any]) -> tuple[str, list[str]]:
-    """The answer text in mrkdwn with ``[n]`` citations, and the cited ids in number order.
+    """The answer text in mrkdwn with ``[n]`` citations, and the cited ids in number order."""
+    body, order, _ = compact_answer(answer)
+    return body, order
+
+
+def compact_answer(answer: dict[str, Any]) -> tuple[str, list[str], int]:
+    """:func:`answer_body` and how many passages or chains the compact view left out.
 
     The compact view (as in the terminal) keeps a Slack reply readable; the text is cleaned of control
     characters and its Markdown links defused first, so a document's link shows its target in plain sight
     instead of becoming a Slack link."""
     limits = INSUFFICIENT if answer.get("status") == "insufficient" else COMPACT
-    text, _ = compact_body(defuse_markdown(clean_text(str(answer.get("text", "")))), limits)
+    text, hidden = compact_body(defuse_markdown(clean_text(str(answer.get("text", ""))), html=False), limits)
     body, order = number_citations(text)
     text = to_mrkdwn(body)
     if answer.get("status") == "insufficient" and "insufficient evidence" not in text.lower():
         text = f"{INSUFFICIENT_PLAIN}\n\n{text}".strip()
-    return text or "_(no answer text)_", order
+    return text or "_(no answer text)_", order, hidden
 
 
 def citation_lines(order: list[str], texts: dict[str, str]) -> list[str]:
@@ -157,10 +163,10 @@ def footer(answer: dict[str, Any], consult_id: str) -> str:
 
 def answer_blocks(answer: dict[str, Any], evidence_text: dict[str, str], consult_id: str) -> list[Block]:
     """The whole answer as blocks: body, citations, sources, KB version and mode, safety note."""
-    body, order = answer_body(answer)
+    body, order, hidden = compact_answer(answer)
     pieces = split_sections(body)
     blocks = [section(p) for p in pieces[:MAX_BODY_SECTIONS]]
-    if len(pieces) > MAX_BODY_SECTIONS:
+    if hidden or len(pieces) > MAX_BODY_SECTIONS:
         blocks.append(context(f"Answer shortened for Slack; the full text is in consult `{consult_id}`."))
     removed = answer.get("removed_claims") or []
     if removed:
