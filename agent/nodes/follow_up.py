@@ -22,6 +22,7 @@ from graphs.labels import specific_labels_asked
 FOCUS_TYPES = frozenset({"Disease", "Compound", "Gene", "Phenotype", "Symptom", "Pathogen"})
 """Entity types a question can be *about* (an anatomy term like "children" qualifies, it is not a focus)."""
 DRUG_TYPES = frozenset({"Compound"})
+GENERIC_LABELS = frozenset({"overview", "information", "general"})
 _REFERS_BACK = re.compile(
     r"\b(?:its|it|it's|they|them|their|theirs|this|that|these|those|same|"
     r"the\s+(?:dose|doses|dosage|drug|drugs|medicine|medicines|medication|medications|treatment|"
@@ -56,16 +57,21 @@ def continues(question: str) -> bool:
     return bool(_ELLIPTICAL.search(question))
 
 
+def aspects_asked(text: str) -> list[str]:
+    """The specific aspects a text asks about ("overview" — any "what is …" — is not one)."""
+    return [label for label in specific_labels_asked(text) if label not in GENERIC_LABELS]
+
+
 def asks_only_aspect(question: str) -> bool:
     """Does the question ask an aspect (symptoms, treatment, dose, side effects) of an unnamed subject?"""
-    return asks_drug_aspect(question) or bool(specific_labels_asked(question))
+    return asks_drug_aspect(question) or bool(aspects_asked(question))
 
 
 def is_aspect_mention(entity: EntityRec) -> bool:
     """An entity linked from the words of an aspect ("side effects" → *Drug Reactions*): what the question
     asks about, not whom it is about."""
     surface = str(entity.get("surface") or "")
-    return bool(surface) and (asks_drug_aspect(surface) or bool(specific_labels_asked(surface)))
+    return bool(surface) and (asks_drug_aspect(surface) or bool(aspects_asked(surface)))
 
 
 def own_focus(entities: Iterable[EntityRec]) -> list[str]:

@@ -1,0 +1,159 @@
+"""Follow-up questions keep their subject — real consults over the real slice KB, offline.
+
+"its", "the dose", "what about children?" continue with the consult's focus; a question with a subject of its
+own starts a new focus; a question with neither ("capital of France?") borrows nothing; a follow-up asked as
+the first question of a consult ends insufficient with a message saying what to do; and the chains an
+answer shows are its own turn's, never an earlier turn's again.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.runtime import Runtime
+
+from agent.citations import cited_ids
+from agent.consult import Consultant, TurnResult
+from agent.context import ConsultContext
+from agent.deps import ConsultDeps
+from agent.nodes.follow_up import is_follow_up
+from agent.nodes.retrieval import UNRESOLVED_REFERENCE, make_ner_link, search_question
+from agent.sessions import thread_config
+from agent.state import ConsultState, EntityRec
+from graphs.kb import KnowledgeBase
+from graphs.settings import Settings
+
+GOUT, ASTHMA, ALLOPURINOL = "DOID:13189", "DOID:2841", "DRUGBANK:DB00437"
+
+
+@pytest.fixture()
+def consultant(slice_kb: KnowledgeBase, slice_kb_root: Path, tmp_path: Path) -> Consultant:
+    settings = Settings(kb_dir=slice_kb_root, data_dir=tmp_path, llm_enabled=False)
+    return Consultant(settings, kb=slice_kb, checkpointer=InMemorySaver(), use_llm=False)
+
+
+def link_step(result: TurnResult) -> dict[str, Any]:
+    return next(s for s in result.trace if s["step"] == "ner_link")
+
+
+def state_of(consultant: Consultant, consult_id: str) -> dict[str, Any]:
+    return dict(consultant.graph.get_state(thread_config(consult_id)).values)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "follow_up",
+    [
+        "and what are its side effects?",
+        "how is the dose adjusted?",
+        "what about children?",
+        "Is it inherited?",
+    ],
+)
+def test_a_follow_up_that_refers_back_continues_with_the_consults_focus(
+    consultant: Consultant, follow_up: str
+) -> None:
+    first = consultant.ask("What is the treatment for gout?")
+    second = consultant.ask(follow_up, consult_id=first.consult_id)
+    link = link_step(second)
+    assert GOUT in link["detail"]["carried"] and "continuing with gout" in link["summary"]
+    state = state_of(consultant, first.consult_id)
+    assert GOUT in state["turn_entity_ids"] and state["focus_entity_ids"] == [GOUT]
+    assert (
+        "FOCUS:drug_reactions" not in state["turn_entity_ids"]
+    )  # "side effects" is the aspect, not the subject
+    assert search_question(state).endswith("(gout)")  # the vector search looks for the gout passages
+    top = consultant.kb.store.get_evidence(second.answer["evidence_ids"][:3])
+    assert any("gout" in ev.text.lower() for ev in top.values())
+
+
+def test_chains_shown_are_this_turns_and_a_new_subject_replaces_the_focus(consultant: Consultant) -> None:
+    first = consultant.ask("Is allopurinol used to treat gout?")
+    assert first.answer["chain_ids"], "the first turn connects allopurinol and gout"
+    assert "Allopurinol -treats-> gout" in first.answer["chain_texts"].values()
+    second = consultant.ask("What are the symptoms of asthma?", consult_id=first.consult_id)
+    assert link_step(second)["detail"]["carried"] == []
+    assert not set(second.answer["chain_ids"]) & set(first.answer["chain_ids"])
+    assert not set(cited_ids(second.answer["text"])) & set(first.answer["chain_ids"])
+    assert state_of(consultant, first.consult_id)["focus_entity_ids"] == [ASTHMA]
+    third = consultant.ask("what are its complications?", consult_id=first.consult_id)
+    assert link_step(third)["detail"]["carried"] == [ASTHMA]  # "its" is asthma now, not gout
+
+
+def test_a_question_without_subject_or_cue_borrows_nothing(consultant: Consultant) -> None:
+    first = consultant.ask("What is the treatment for gout?")
+    second = consultant.ask("What is the capital of France?", consult_id=first.consult_id)
+    assert link_step(second)["detail"]["carried"] == []
+    assert second.answer["status"] == "insufficient"
+    assert state_of(consultant, first.consult_id)["focus_entity_ids"] == [GOUT]  # kept for a later "its"
+
+
+@pytest.mark.parametrize(
+    "question", ["and what are its side effects?", "what is the dose?", "Is it contagious?"]
+)
+def test_a_follow_up_as_the_first_turn_ends_insufficient_and_says_what_to_do(
+    consultant: Consultant, question: str
+) -> None:
+    result = consultant.ask(question)
+    assert result.answer["status"] == "insufficient"
+    assert UNRESOLVED_REFERENCE in result.answer["warnings"]
+    assert state_of(consultant, result.consult_id)["turn_entity_ids"] == []
+    assert "Traceback" not in result.answer["text"]
+
+
+def test_its_side_effects_after_a_treatment_answer_carries_the_answers_drug(slice_kb: KnowledgeBase) -> None:
+    """The previous answer's key entity: the drug on the chains it cited (here allopurinol for gout)."""
+    gout: EntityRec = {
+        "id": GOUT,
+        "name": "gout",
+        "type": "Disease",
+        "score": 1.0,
+        "turn": 1,
+        "surface": "gout",
+    }
+    chain = "C:gout-allopurinol"
+    state: ConsultState = {
+        "question": "and what are its side effects?",
+        "turn": 2,
+        "entities": [gout],
+        "focus_entity_ids": [GOUT],
+        "turns": [
+            {
+                "question": "What is the treatment for gout?",
+                "answer": {"chain_ids": [chain], "chain_nodes": {chain: [ALLOPURINOL, GOUT]}},
+            }
+        ],
+    }
+    runtime = Runtime(context=ConsultContext(), stream_writer=lambda _: None)
+    out = make_ner_link(ConsultDeps(slice_kb))(state, runtime)
+    assert out["turn_entity_ids"][-2:] == [GOUT, ALLOPURINOL]
+    assert out["focus_entity_ids"] == [GOUT]  # the consult is still about gout
+    merged: ConsultState = {**state, **out, "entities": [gout, *out["entities"]]}
+    assert search_question(merged) == "and what are its side effects? (gout, Allopurinol)"
+    # A symptom question about "it" is not a drug question: the disease alone is carried.
+    out = make_ner_link(ConsultDeps(slice_kb))({**state, "question": "what are its symptoms?"}, runtime)
+    assert ALLOPURINOL not in out["turn_entity_ids"]
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("What are its symptoms?", True),
+        ("how is the dose adjusted?", True),
+        ("what about children?", True),
+        ("And in pregnancy?", True),
+        ("What are the symptoms?", True),
+        ("What is the capital of France?", False),
+        ("Tell me a joke", False),
+    ],
+)
+def test_what_reads_as_a_follow_up_without_a_subject(question: str, expected: bool) -> None:
+    assert is_follow_up(question, []) is expected
+
+
+def test_a_named_subject_is_not_a_follow_up_unless_it_refers_back() -> None:
+    asthma: EntityRec = {"id": ASTHMA, "name": "asthma", "type": "Disease", "surface": "asthma"}
+    assert not is_follow_up("What about asthma?", [asthma])
+    assert is_follow_up("Is asthma worse with it?", [asthma])
