@@ -24,7 +24,7 @@ SNIPPET_CHARS = 110
 _HEADING = re.compile(r"^\s*#{1,6}\s+(.*?)\s*$")
 _BULLET = re.compile(r"^(\s*)[-*+•]\s+")
 _REPEATED_BULLET = re.compile(r"^(\s*)([-*+•])\s+(?:[-*+•]\s+)+")
-_KEEP_WHOLE = ("answer", "direct", "summary", "key ", "fact")
+_KEEP_WHOLE = re.compile(r"\b(?:answer|direct|summary|key\s+sentences?|facts?)\b", re.IGNORECASE)
 """Sections written as the answer itself (not supporting passages) are never shortened."""
 
 
@@ -85,7 +85,7 @@ def compact_body(text: str, limits: ViewLimits | None) -> tuple[str, int]:
         name = heading.lower()
         items = [ln for ln in section if _BULLET.match(ln)]
         other = [ln for ln in section if ln.strip() and not _BULLET.match(ln)]
-        if any(k in name for k in _KEEP_WHOLE):
+        if _KEEP_WHOLE.search(name):
             out.extend([f"### {heading}", *section])
             return
         if "chain" in name:

@@ -115,8 +115,9 @@ class ConsultState(TypedDict, total=False):
     features: list[dict[str, Any]]
     entities: Annotated[list[EntityRec], merge_by_id]
     turn_entity_ids: list[str]
-    focus_entity_ids: list[str]
-    """The consult's focus (what its questions are about); a follow-up that refers back continues with it."""
+    focus_by_turn: dict[str, list[str]]
+    """Each turn's focus (what it was about), by turn number: a follow-up that refers back continues with the
+    latest earlier turn's — never with that of a turn that was interrupted and is being asked again."""
     unlinked_terms: list[str]
     topics: Annotated[list[TopicRec], merge_by_id]
     chains: Annotated[list[ChainRec], merge_by_id]

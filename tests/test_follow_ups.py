@@ -19,7 +19,7 @@ from agent.citations import cited_ids
 from agent.consult import Consultant, TurnResult
 from agent.context import ConsultContext
 from agent.deps import ConsultDeps
-from agent.nodes.follow_up import is_follow_up
+from agent.nodes.follow_up import focus_before, is_follow_up
 from agent.nodes.retrieval import UNRESOLVED_REFERENCE, make_ner_link, search_question
 from agent.sessions import thread_config
 from agent.state import ConsultState, EntityRec
@@ -60,7 +60,7 @@ def test_a_follow_up_that_refers_back_continues_with_the_consults_focus(
     link = link_step(second)
     assert GOUT in link["detail"]["carried"] and "continuing with gout" in link["summary"]
     state = state_of(consultant, first.consult_id)
-    assert GOUT in state["turn_entity_ids"] and state["focus_entity_ids"] == [GOUT]
+    assert GOUT in state["turn_entity_ids"] and focus_before({**state, "turn": 3}) == [GOUT]
     assert (
         "FOCUS:drug_reactions" not in state["turn_entity_ids"]
     )  # "side effects" is the aspect, not the subject
@@ -77,7 +77,7 @@ def test_chains_shown_are_this_turns_and_a_new_subject_replaces_the_focus(consul
     assert link_step(second)["detail"]["carried"] == []
     assert not set(second.answer["chain_ids"]) & set(first.answer["chain_ids"])
     assert not set(cited_ids(second.answer["text"])) & set(first.answer["chain_ids"])
-    assert state_of(consultant, first.consult_id)["focus_entity_ids"] == [ASTHMA]
+    assert focus_before({**state_of(consultant, first.consult_id), "turn": 3}) == [ASTHMA]
     third = consultant.ask("what are its complications?", consult_id=first.consult_id)
     assert link_step(third)["detail"]["carried"] == [ASTHMA]  # "its" is asthma now, not gout
 
@@ -87,7 +87,8 @@ def test_a_question_without_subject_or_cue_borrows_nothing(consultant: Consultan
     second = consultant.ask("What is the capital of France?", consult_id=first.consult_id)
     assert link_step(second)["detail"]["carried"] == []
     assert second.answer["status"] == "insufficient"
-    assert state_of(consultant, first.consult_id)["focus_entity_ids"] == [GOUT]  # kept for a later "its"
+    # kept for a later "its"
+    assert focus_before({**state_of(consultant, first.consult_id), "turn": 3}) == [GOUT]
 
 
 @pytest.mark.parametrize(
@@ -118,7 +119,7 @@ def test_its_side_effects_after_a_treatment_answer_carries_the_answers_drug(slic
         "question": "and what are its side effects?",
         "turn": 2,
         "entities": [gout],
-        "focus_entity_ids": [GOUT],
+        "focus_by_turn": {"1": [GOUT]},
         "turns": [
             {
                 "question": "What is the treatment for gout?",
@@ -129,7 +130,7 @@ def test_its_side_effects_after_a_treatment_answer_carries_the_answers_drug(slic
     runtime = Runtime(context=ConsultContext(), stream_writer=lambda _: None)
     out = make_ner_link(ConsultDeps(slice_kb))(state, runtime)
     assert out["turn_entity_ids"][-2:] == [GOUT, ALLOPURINOL]
-    assert out["focus_entity_ids"] == [GOUT]  # the consult is still about gout
+    assert out["focus_by_turn"] == {"1": [GOUT], "2": [GOUT]}  # the consult is still about gout
     merged: ConsultState = {**state, **out, "entities": [gout, *out["entities"]]}
     assert search_question(merged) == "and what are its side effects? (gout, Allopurinol)"
     # A symptom question about "it" is not a drug question: the disease alone is carried.

@@ -98,11 +98,18 @@ def is_follow_up(question: str, asked: list[EntityRec]) -> bool:
     return continues(question) or asks_only_aspect(question)
 
 
+def focus_before(state: ConsultState) -> list[str]:
+    """The focus recorded by the latest turn before this one (an interrupted try of this turn is ignored)."""
+    turn = state.get("turn", 1)
+    earlier = {int(k): v for k, v in state.get("focus_by_turn", {}).items() if int(k) < turn and v}
+    return list(earlier[max(earlier)]) if earlier else []
+
+
 def consult_focus(state: ConsultState) -> list[EntityRec]:
     """The consult's focus entities as records: those recorded by earlier turns, or — for a consult
     checkpointed before focus was recorded — the affirmed entities of the latest earlier turn."""
     by_id = {e["id"]: e for e in state.get("entities", [])}
-    recorded = [by_id[i] for i in state.get("focus_entity_ids", []) if i in by_id]
+    recorded = [by_id[i] for i in focus_before(state) if i in by_id]
     if recorded:
         return recorded
     turn = state.get("turn", 1)

@@ -20,6 +20,7 @@ from agent.nodes.follow_up import (
     asks_drug_aspect,
     candidate_key_ids,
     consult_focus,
+    focus_before,
     is_aspect_mention,
     is_follow_up,
     key_entities,
@@ -206,7 +207,10 @@ def make_ner_link(deps: ConsultDeps):  # type: ignore[no-untyped-def]
         return {
             "entities": entities + [e for e in carried if e.get("method") == "follow_up"],
             "turn_entity_ids": turn_ids,
-            "focus_entity_ids": focus or state.get("focus_entity_ids", []),
+            "focus_by_turn": {
+                **state.get("focus_by_turn", {}),
+                str(state.get("turn", 1)): focus or focus_before(state),
+            },
             "unlinked_terms": result.unlinked_terms,
             "warnings": warnings,
             "trace": [
