@@ -253,11 +253,12 @@ def consult_markdown(
 
 
 SAFE_URL = re.compile(r"^https?://[^\s<>()\[\]`]+$")
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+!|~])")
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]<])")
 
 
 def escape_markdown(text: str) -> str:
-    """Plain text that Markdown shows as written: its punctuation backslash-escaped."""
+    """Plain text that Markdown shows as written, inside a list item or quote: what could start emphasis,
+    code, a link or an HTML tag is backslash-escaped (the rest reads as is mid-line)."""
     return _MD_SPECIAL.sub(r"\\\1", text)
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -144,7 +145,9 @@ def test_an_injected_document_reaches_no_front_end_with_its_escape_sequences(
         kb.close()
     for shown_text in (markdown, exported, blocks):
         assert ESC not in shown_text and "\u202e" not in shown_text and "\x07" not in shown_text
-    assert "<script>" not in markdown and "](https://evil.example/hidden)" not in markdown
+    # Every tag from the data is written as text ("\<script>" or "&lt;script>"), and no link hides a target.
+    assert not re.search(r"(?<![\\;])<script>", markdown)
+    assert not re.search(r"(?<!\\)\]\(https://evil", markdown)
     assert "<!channel>" not in blocks, blocks[max(0, blocks.find("<!channel>") - 300) :][:400]
     assert "&lt;!channel&gt;" in blocks  # shown as text: no Slack mention from data
     assert "<https://evil.example/hidden|" not in blocks  # the data's link did not become a Slack link

@@ -1,0 +1,109 @@
+"""How an answer reads in the terminal: compact by default, snippets cut on words, chain citations with their
+text, only cited sources, warnings shown, one bullet per item — on real consults over the slice KB and on
+answers shaped as the answer node writes them."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+from rich.console import Console
+
+from agent.answer_view import compact_body, short_answer, shorten, single_bullets
+from agent.consult import Consultant
+from agent.render import consult_markdown, print_answer
+from graphs.kb import KnowledgeBase
+from graphs.settings import Settings
+
+LONG = (
+    "Insulin therapy is needed when diet and oral medicines no longer keep blood glucose in the target range "
+    "for most adults with long-standing diabetes."
+)
+
+
+def shown(answer: dict[str, Any], evidence: dict[str, str] | None = None, full: bool = False) -> str:
+    buffer = io.StringIO()
+    print_answer(Console(file=buffer, width=100, color_system=None), answer, evidence or {}, full=full)
+    return buffer.getvalue()
+
+
+def answer_of(text: str, **extra: Any) -> dict[str, Any]:
+    return {
+        "text": text,
+        "status": "answered",
+        "mode": "offline",
+        "kb_version": "slice-x",
+        "safety_note": "Decision support only.",
+        "sources": [
+            {
+                "document_id": "d1",
+                "title": "Diabetes treatments",
+                "source": "MedQuAD/NIDDK",
+                "url": "https://a",
+            },
+            {"document_id": "d2", "title": "Uncited page", "source": "MedQuAD/CDC", "url": "https://b"},
+        ],
+        "evidence_documents": {"E:aaa111": "d1", "E:bbb222": "d2"},
+        "chain_texts": {"C:ccc333": "metformin -treats-> type 2 diabetes"},
+        **extra,
+    }
+
+
+def test_shorten_cuts_on_a_word_boundary_with_an_ellipsis() -> None:
+    cut = shorten(LONG, 60)
+    assert cut.endswith("…") and len(cut) <= 60
+    assert LONG.startswith(cut[:-1]) and LONG[len(cut) - 1] == " "  # the cut fell between two words
+    assert shorten("short text", 60) == "short text"
+
+
+def test_doubled_bullets_collapse_to_one() -> None:
+    assert (
+        single_bullets("- - Fatigue - Weight gain [E:a1]\n-   •  x") == "- Fatigue - Weight gain [E:a1]\n- x"
+    )
+
+
+def test_chain_citations_show_their_text_and_only_cited_sources_are_listed() -> None:
+    text = f"**Label**\n\n### Treatment\n- {LONG} [E:aaa111]\n\n### Knowledge-graph chains\n- m [C:ccc333]"
+    out = shown(answer_of(text, warnings=["input truncated from 9,000 to 6,000 characters"]), full=True)
+    assert "[2] C:ccc333  metformin -treats-> type 2 diabetes" in out
+    assert "Diabetes treatments" in out and "Uncited page" not in out and "sources cited (1)" in out
+    assert "⚠ input truncated from 9,000 to 6,000 characters" in out
+
+
+def test_the_compact_view_keeps_the_lead_and_few_passages_and_full_shows_all() -> None:
+    passages = "\n".join(f"- Passage {i} about diabetes. {LONG} {LONG} [E:p{i}]" for i in range(6))
+    text = f"**Label**\n\nLead statement [E:aaa111]\n\n### Treatment\n{passages}\n\n### Overview\n{passages}"
+    body, hidden = compact_body(text, None)
+    assert hidden == 0 and body.count("Passage") == 12
+    compact = shown(answer_of(text))
+    full = shown(answer_of(text), full=True)
+    assert "Lead statement" in compact and "Passage 0" in compact and "Passage 5" not in compact
+    assert "more passage(s)" in compact and "/more" in compact
+    assert "Passage 5" in full and len(full.splitlines()) > len(compact.splitlines())
+
+
+def test_short_answer_is_one_line_with_the_status() -> None:
+    recap = short_answer(answer_of(f"**Retrieved evidence (offline)**\n\n### Treatment\n- {LONG} [E:aaa111]"))
+    assert recap.startswith("answered · Insulin therapy") and "[E:" not in recap and "\n" not in recap
+
+
+@pytest.fixture()
+def consultant(slice_kb: KnowledgeBase, slice_kb_root: Path, tmp_path: Path) -> Consultant:
+    settings = Settings(kb_dir=slice_kb_root, data_dir=tmp_path, llm_enabled=False)
+    return Consultant(settings, kb=slice_kb, checkpointer=InMemorySaver(), use_llm=False)
+
+
+def test_a_real_consult_is_compact_with_chain_text_and_cited_sources_only(consultant: Consultant) -> None:
+    result = consultant.ask("Is allopurinol used to treat gout?")
+    evidence = consultant.evidence_texts(result.answer["evidence_ids"])
+    compact, full = shown(result.answer, evidence), shown(result.answer, evidence, full=True)
+    assert len(compact.splitlines()) < len(full.splitlines())
+    assert "Allopurinol -treats-> gout" in compact.split("citations", 1)[1]  # the [C:…] line reads as a chain
+    cited_docs = {result.answer["evidence_documents"][e] for e in result.answer["evidence_ids"]}
+    assert len(result.answer["sources"]) == len(cited_docs)  # offline: every kept passage is cited
+    markdown = consult_markdown(result.consult_id, result.turns, evidence, "2026-01-01T00:00:00+00:00")
+    assert "Allopurinol -treats-> gout" in markdown.split("### Citations", 1)[1]
+    assert "- - " not in markdown and "•  •" not in full
