@@ -111,6 +111,9 @@ def test_chat_session_questions_commands_export_and_cancel(
     sources = chat.say("/sources")
     assert "sources (" in sources and "MedQuAD" in sources and "http" in sources
 
+    more = chat.say("/more")  # the last answer in full: every passage, snippets and the cited sources
+    assert "sources cited (" in more and "[1] E:" in more and "Decision support only" in more
+
     trace = chat.say("/trace")
     for step in ("start_turn", "ner_link", "evidence_rank", "sufficiency", "answer"):
         assert step in trace
@@ -200,6 +203,10 @@ def test_chat_resume_flag_continues_a_consult(
     chat = Chat(slice_kb_root, data_dir, "--resume", first["consult_id"])
     chat_factory.append(chat)
     assert chat.consult == first["consult_id"]
+    # The earlier turns are replayed: each question with a one-line recap of its answer.
+    replay = chat.banner.split("Resumed consult", 1)[1]
+    assert f"1. {Q1}" in replay and f"2. {Q2}" in replay
+    assert len(re.findall(r"→ (answered|insufficient) · \S", replay)) == first["turns"]
     shown = chat.say("What is the outlook?")
     assert chat.consult == first["consult_id"] and f"✓ turn {first['turns'] + 1}" in shown
 
