@@ -44,6 +44,7 @@ from graphs.kb_layout import (
     new_tmp_build,
     publish,
     read_manifest,
+    verify_build,
     write_manifest,
 )
 from graphs.loaders import LoadError, LoadReport, detect_corpus_loader
@@ -153,6 +154,15 @@ def _publish_update(
     return version
 
 
+def _checked_current(root: Path) -> tuple[Path, dict[str, Any]]:
+    """The published build and its manifest, verified first: an update must not copy damage into a new
+    build that would then carry fresh, matching checksums."""
+    current = current_build(root)
+    manifest = read_manifest(current)
+    verify_build(current, manifest)
+    return current, dict(manifest.data)
+
+
 def add_documents(
     root: Path,
     path: Path,
@@ -166,8 +176,7 @@ def add_documents(
     if not docs:
         raise LoadError(f"No usable document in {path}; nothing was changed. Check the file and its format.")
     with build_lock(root):
-        current = current_build(root)
-        manifest = dict(read_manifest(current).data)
+        current, manifest = _checked_current(root)
         store = EmbeddedGraphStore(current)
         known = store.get_documents([d.id for d in docs])
         store.close()
@@ -293,8 +302,7 @@ def _topics_with_evidence(conn: Any, topic_ids: Sequence[str]) -> list[Topic]:
 def remove_document(root: Path, doc_id: str, describe_topic: TopicDescriber | None = None) -> UpdateResult:
     """Remove one document (and its evidence) from the current KB."""
     with build_lock(root):
-        current = current_build(root)
-        manifest = dict(read_manifest(current).data)
+        current, manifest = _checked_current(root)
         store = EmbeddedGraphStore(current)
         exists = bool(store.get_documents([doc_id]))
         store.close()

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from graphs import integrity
 from graphs.schema import SCHEMA_VERSION
 
 MANIFEST = "manifest.json"
@@ -29,6 +30,8 @@ MATCHER_FILE = "matcher.pkl"
 VECTORS_DIR = "vectors"
 """The matrix vector index inside a build."""
 BUILDS = "builds"
+LEASES = "leases"
+"""Per-build lease files: a process with a build open holds a shared ``flock`` on one; pruning skips it."""
 LOCK = "build.lock"
 KEEP_PREVIOUS_BUILDS = 1
 
@@ -97,17 +100,79 @@ def read_manifest(build_dir: Path) -> Manifest:
             f"The KB at {build_dir} was built with schema version {data.get('schema_version')}; this "
             f"EviGraph reads version {SCHEMA_VERSION}. Rebuild it with `evigraph kb build`."
         )
+    damaged = integrity.check_manifest(path, data)
+    if damaged is not None:
+        raise KBCorrupt(damaged.message(integrity.rebuild_hint({})))
     return Manifest(data)
 
 
 def write_manifest(build_dir: Path, data: dict[str, Any]) -> None:
-    """Write the manifest last, atomically: its presence marks the build complete."""
+    """Write the manifest last, atomically: its presence marks the build complete.
+
+    It records every file of the build with its size and checksums (``graphs.integrity``), so a file
+    damaged later is noticed when the build is opened.
+    """
+    sealed = integrity.seal(build_dir, {**data, "schema_version": SCHEMA_VERSION})
     tmp = build_dir / (MANIFEST + ".tmp")
     with tmp.open("w", encoding="utf-8") as fh:
-        json.dump({"schema_version": SCHEMA_VERSION, **data}, fh, indent=2, sort_keys=True)
+        json.dump(sealed, fh, indent=2, sort_keys=True)
         fh.flush()
         os.fsync(fh.fileno())
     tmp.replace(build_dir / MANIFEST)
+
+
+def verify_build(build_dir: Path, manifest: Manifest, *, full: bool = False) -> list[integrity.Problem]:
+    """Check a build against its integrity record; raise :class:`KBCorrupt` at open, list problems when full.
+
+    At open (``full=False``) the first problem raises, naming the file, what is wrong and the fix; ``evigraph
+    kb verify`` (``full=True``) gets every problem back to report.
+    """
+    if full:
+        return integrity.full_problems(build_dir, manifest.data)
+    problems = integrity.open_problems(build_dir, manifest.data)
+    if problems:
+        more = (
+            f" ({len(problems) - 1} more problem(s): `evigraph kb verify` lists them)"
+            if len(problems) > 1
+            else ""
+        )
+        raise KBCorrupt(problems[0].message(integrity.rebuild_hint(manifest.data)) + more)
+    return []
+
+
+def take_lease(build_dir: Path) -> Any:
+    """A held lease on ``build_dir`` (close the returned handle to release it); ``None`` when the KB root is
+    read-only (nobody can prune it then)."""
+    path = _lease_path(build_dir)
+    try:
+        path.parent.mkdir(exist_ok=True)
+        fh = path.open("a+")
+    except OSError:
+        return None
+    fcntl.flock(fh.fileno(), fcntl.LOCK_SH)
+    return fh
+
+
+def _lease_path(build_dir: Path) -> Path:
+    return build_dir.parent.parent / LEASES / f"{build_dir.name}.lock"
+
+
+def _claim_unused(build_dir: Path) -> Any:
+    """An exclusive hold on ``build_dir``'s lease file when no process has the build open, else ``None``.
+
+    Held while the build is removed, so a process opening it meanwhile waits and then sees it gone.
+    """
+    path = _lease_path(build_dir)
+    try:
+        fh = path.open("a+")
+    except OSError:
+        return contextlib.nullcontext()
+    try:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        fh.close()
+        return None
+    return fh
 
 
 @contextlib.contextmanager
@@ -163,14 +228,21 @@ def publish(root: Path, tmp_build: Path) -> Path:
 
 
 def _prune(root: Path, keep: Path) -> None:
-    """Keep the published build and the previous one (for rollback); remove older builds."""
+    """Keep the published build and the previous one (for rollback); remove older builds that no process
+    holds a lease on (a running server keeps its build until it switches; a later publish prunes it)."""
     builds = sorted(
         (p for p in (root / BUILDS).iterdir() if p.is_dir() and not p.name.startswith(".")),
         key=lambda p: p.stat().st_mtime,
     )
     old = [p for p in builds if p != keep]
     for p in old[: max(0, len(old) - KEEP_PREVIOUS_BUILDS)]:
-        shutil.rmtree(p, ignore_errors=True)
+        claim = _claim_unused(p)
+        if claim is None:
+            continue
+        with claim:
+            shutil.rmtree(p, ignore_errors=True)
+            with contextlib.suppress(OSError):
+                _lease_path(p).unlink()
 
 
 def dir_size(path: Path) -> int:
