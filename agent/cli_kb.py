@@ -15,7 +15,7 @@ from agent.errors import user_errors
 from graphs.builder import BuildConfig, BuildResult, TopicDescriber, build_kb
 from graphs.default_kb import build_default_kb, shipped_embedding_caches
 from graphs.embedded_store import EmbeddedGraphStore
-from graphs.incremental import add_documents, remove_document
+from graphs.incremental import MAX_DOCUMENT_CHARS, add_documents, remove_document
 from graphs.integrity import rebuild_hint
 from graphs.kb_layout import current_build, dir_size, read_manifest, verify_build
 from graphs.neo4j_loader import export_kb_to_neo4j
@@ -243,12 +243,21 @@ def _matcher_problems(build: Path) -> list[str]:
 def add(
     file: Annotated[Path, typer.Argument(help="Corpus file (MedQuAD-shaped or generic document JSONL).")],
     fmt: Annotated[str | None, typer.Option("--format", help="medquad | documents (default: detect)")] = None,
+    max_doc_chars: Annotated[
+        int, typer.Option("--max-doc-chars", min=1, help="Skip (and report) longer documents.")
+    ] = MAX_DOCUMENT_CHARS,
     kb_dir: KBDirOption = None,
 ) -> None:
-    """Add documents; only the topics of the entities involved change. Re-adding is a no-op."""
+    """Add documents; only the topics of the entities involved change. Re-adding is a no-op.
+
+    Of several rows with the same id the last one wins; rows with non-text fields, invalid UTF-8 or an
+    over-long text are skipped and listed with file:line.
+    """
     settings = load_settings(kb_dir=kb_dir)
-    with user_errors():
-        result = add_documents(settings.kb_root, file, fmt)
+    with user_errors(), progress_bar() as bar:
+        result = add_documents(
+            settings.kb_root, file, fmt, progress=BuildProgress(bar), max_document_chars=max_doc_chars
+        )
     console.print(
         f"[green]KB {result.kb_version}: added {len(result.added_documents)}, unchanged "
         f"{len(result.unchanged_documents)}, topics updated {len(result.touched_topics)}."

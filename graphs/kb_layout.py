@@ -10,10 +10,12 @@ leaves a stale lock).
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import json
 import os
 import shutil
+import sqlite3
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -177,9 +179,17 @@ def _claim_unused(build_dir: Path) -> Any:
 
 @contextlib.contextmanager
 def build_lock(root: Path) -> Iterator[None]:
-    """Exclusive, non-blocking lock on the KB root: a second builder fails fast with a clear message."""
-    root.mkdir(parents=True, exist_ok=True)
-    fh = (root / LOCK).open("a+")
+    """Exclusive, non-blocking lock on the KB root: a second builder fails fast with a clear message.
+
+    A build or update that fails inside the lock (full disk, read-only directory, any error) leaves nothing
+    behind: its ``.tmp-*`` directory is removed before the error propagates, and the storage errors become
+    a :class:`KBError` that says what happened and what to do.
+    """
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        fh = (root / LOCK).open("a+")
+    except OSError as exc:
+        raise _storage_error(root, exc) from exc
     try:
         try:
             fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -187,17 +197,93 @@ def build_lock(root: Path) -> Iterator[None]:
             raise KBLocked(
                 f"Another EviGraph build or update is running on {root}. Wait for it to finish and try again."
             ) from exc
-        yield
+        try:
+            yield
+        except BaseException as exc:
+            _remove_tmp_builds(root)
+            translated = _storage_error(root, exc)
+            if translated is not exc:
+                raise translated from exc
+            raise
     finally:
         fh.close()
+
+
+DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
+READ_ONLY = (errno.EROFS, errno.EACCES, errno.EPERM)
+
+
+def _storage_error(root: Path, exc: BaseException) -> BaseException:
+    """A full disk or a read-only directory as a :class:`KBError` naming the place and the fix, else ``exc``.
+
+    Note: ``sqlite3`` reports ENOSPC as ``OperationalError("database or disk is full")``."""
+    text = str(exc).lower()
+    if (isinstance(exc, OSError) and exc.errno in DISK_FULL) or (
+        isinstance(exc, sqlite3.OperationalError) and "disk is full" in text
+    ):
+        return KBError(
+            f"The disk holding {root} is full ({exc}). Nothing was changed: the knowledge base is as it was "
+            "and the partial files were removed. Free some space (a build needs about twice the size of "
+            "`evigraph kb info`'s total) or set EVIGRAPH_DATA_DIR / --kb-dir to a disk with room, and run "
+            "the command again."
+        )
+    if (isinstance(exc, OSError) and exc.errno in READ_ONLY) or (
+        isinstance(exc, sqlite3.OperationalError) and "readonly" in text.replace("-", "")
+    ):
+        where = getattr(exc, "filename", None) or root
+        return KBError(
+            f"Cannot write to {where} ({getattr(exc, 'strerror', None) or exc}). Nothing was changed. Make "
+            f"{root} writable, or set EVIGRAPH_DATA_DIR (or --kb-dir) to a writable directory."
+        )
+    return exc
+
+
+def _remove_tmp_builds(root: Path) -> None:
+    """Under the build lock every ``.tmp-*`` build belongs to a failed or killed builder: remove them."""
+    for stale in (root / BUILDS).glob(".tmp-*"):
+        shutil.rmtree(stale, ignore_errors=True)
+
+
+SCRATCH = "scratch"
+"""Scratch space of running builds (e.g. the default KB's source subset); a dead builder's is swept."""
+
+
+@contextlib.contextmanager
+def scratch_dir(root: Path) -> Iterator[Path]:
+    """A fresh scratch directory under ``root`` named after this process, removed on exit; those of dead
+    processes are removed first, so a killed build leaks nothing past the next run (unlike one in /tmp)."""
+    base = root / SCRATCH
+    try:
+        base.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise _storage_error(root, exc) from exc
+    for old in base.iterdir():
+        pid = old.name.split("-")[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(old, ignore_errors=True)
+    target = base / f"{os.getpid()}-{time.monotonic_ns()}"
+    target.mkdir()
+    try:
+        yield target
+    finally:
+        shutil.rmtree(target, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def new_tmp_build(root: Path) -> Path:
     """A fresh temporary build directory; leftovers of killed builds are removed first."""
     builds = root / BUILDS
     builds.mkdir(parents=True, exist_ok=True)
-    for stale in builds.glob(".tmp-*"):
-        shutil.rmtree(stale, ignore_errors=True)
+    _remove_tmp_builds(root)
     tmp = builds / f".tmp-{new_build_id()}"
     tmp.mkdir()
     return tmp
