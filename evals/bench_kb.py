@@ -232,7 +232,7 @@ def render(
     ]
     steps = [
         ("import graphs.kb", "import"),
-        ("integrity check at open alone (sizes + SHA-256 of every file + vector sample)", "integrity"),
+        ("integrity check at open alone (sizes + XXH3 of every file + vector sample)", "integrity"),
         ("(a) KnowledgeBase.open (includes that integrity check)", "open"),
         ("dictionary matcher (kb.matcher)", "matcher"),
         ("embedder load (kb.embedder)", "embedder"),
