@@ -14,6 +14,7 @@ import contextlib
 import logging
 import os
 import queue
+import sqlite3
 import tempfile
 import threading
 import time
@@ -95,7 +96,13 @@ def consult_summaries(checkpointer: BaseCheckpointSaver[Any], limit: int = 20) -
     """Recent consults, newest first, with their first question (read from the checkpoints, no KB needed)."""
     out: list[dict[str, Any]] = []
     for cid in list_consults(checkpointer, limit):
-        saved = checkpointer.get_tuple(thread_config(cid))  # type: ignore[arg-type]
+        try:
+            saved = checkpointer.get_tuple(thread_config(cid))  # type: ignore[arg-type]
+        except (sqlite3.DatabaseError, ValueError) as exc:  # one damaged consult: list the others
+            out.append(
+                {"consult_id": cid, "turns": 0, "updated": "", "first_question": f"(unreadable: {exc})"}
+            )
+            continue
         if saved is not None:
             values = saved.checkpoint.get("channel_values", {})
             turns = list(values.get("turns", []) or [])
