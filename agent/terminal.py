@@ -83,6 +83,7 @@ class TurnWorker(threading.Thread):
 
     def run(self) -> None:
         try:
+            _test_hold(self.cancel)
             self.result = self.consultant.ask(
                 self.question, consult_id=self.consult_id, task=self.task, on_event=self.on_event
             )
@@ -90,6 +91,18 @@ class TurnWorker(threading.Thread):
             self.result = None  # the person pressed Ctrl-C: no result, and nothing to report
         except BaseException as exc:  # handed to the main thread, which reports it and stays in the session
             self.error = exc
+
+
+TEST_HOLD_ENV = "EVIGRAPH_TEST_HOLD_FILE"
+"""Test-only knob: while the file this names exists, a turn waits before it starts (until cancelled), so a
+test's Ctrl-C always lands on a running turn however fast or loaded the machine is."""
+
+
+def _test_hold(cancel: threading.Event) -> None:
+    hold = os.environ.get(TEST_HOLD_ENV)
+    while hold and os.path.exists(hold):
+        if cancel.wait(0.05):
+            raise TurnCancelled
 
 
 def consult_summaries(checkpointer: BaseCheckpointSaver[Any], limit: int = 20) -> list[dict[str, Any]]:

@@ -67,6 +67,9 @@ from graphs.tables import (
 )
 from graphs.vector_index import MatrixVectorIndex, QdrantVectorIndex, VectorIndex
 
+SQLITE_SIDE_FILES = shutil.ignore_patterns("*-wal", "*-shm", "*-journal")
+"""Not copied into an update: a reader's WAL index belongs to the published file, not to the copy."""
+
 
 def _quiet(stage: str, done: int, total: int) -> None:
     """Updates run silently unless the caller passes a progress sink (the CLI shows a bar)."""
@@ -226,7 +229,7 @@ def add_documents(
             return UpdateResult(manifest["kb_version"], [], unchanged, [], [], report)
         tmp = new_tmp_build(root)
         try:
-            shutil.copytree(current, tmp, dirs_exist_ok=True)
+            shutil.copytree(current, tmp, dirs_exist_ok=True, ignore=SQLITE_SIDE_FILES)
             (tmp / "manifest.json").unlink()
             conn = connect(tmp / DB_FILE)
             entities = {r[0]: entity_from_row(r) for r in conn.execute("SELECT * FROM entities")}
@@ -350,7 +353,7 @@ def remove_document(root: Path, doc_id: str, describe_topic: TopicDescriber | No
             )
         tmp = new_tmp_build(root)
         try:
-            shutil.copytree(current, tmp, dirs_exist_ok=True)
+            shutil.copytree(current, tmp, dirs_exist_ok=True, ignore=SQLITE_SIDE_FILES)
             (tmp / "manifest.json").unlink()
             conn = connect(tmp / DB_FILE)
             entities = {r[0]: entity_from_row(r) for r in conn.execute("SELECT * FROM entities")}

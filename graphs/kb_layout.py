@@ -218,6 +218,9 @@ def _storage_error(root: Path, exc: BaseException) -> BaseException:
 
     Note: ``sqlite3`` reports ENOSPC as ``OperationalError("database or disk is full")``."""
     text = str(exc).lower()
+    if isinstance(exc, shutil.Error):  # copytree gathers its errors: [(src, dst, "[Errno 28] No space …")]
+        exc = _first_os_error(exc)
+        text = str(exc).lower()
     if (isinstance(exc, OSError) and exc.errno in DISK_FULL) or (
         isinstance(exc, sqlite3.OperationalError) and "disk is full" in text
     ):
@@ -235,6 +238,16 @@ def _storage_error(root: Path, exc: BaseException) -> BaseException:
             f"Cannot write to {where} ({getattr(exc, 'strerror', None) or exc}). Nothing was changed. Make "
             f"{root} writable, or set EVIGRAPH_DATA_DIR (or --kb-dir) to a writable directory."
         )
+    return exc
+
+
+def _first_os_error(exc: shutil.Error) -> BaseException:
+    """The first per-file error of a ``copytree`` as the ``OSError`` it was (the message keeps its errno)."""
+    for item in exc.args[0] if exc.args and isinstance(exc.args[0], list) else []:
+        why = str(item[2]) if len(item) > 2 else ""
+        for code in (*DISK_FULL, *READ_ONLY):
+            if f"[Errno {code}]" in why:
+                return OSError(code, os.strerror(code), item[1])
     return exc
 
 
