@@ -27,7 +27,7 @@ from agent.deps import ConsultDeps
 from agent.llm import LLMStepFailed, Usage, text_call
 from agent.nodes.common import emit, llm_on, question_in_context, step, usage_update
 from agent.nodes.direct_answer import compose_direct_answer
-from agent.nodes.focus import question_focus
+from agent.nodes.focus import answering_passages, question_focus
 from agent.nodes.hypothesis import condition
 from agent.nodes.turn import mcq_options
 from agent.state import ChainRec, ConsultState, DirectAnswerRec, EvidenceRec, Verdict
@@ -87,7 +87,11 @@ def extractive_text(
     option: tuple[str, float] | None,
     direct: DirectAnswerRec | None = None,
     full: bool = False,
+    supporting: list[EvidenceRec] | None = None,
 ) -> str:
+    """The offline answer as Markdown; ``supporting`` (default: all evidence) are the passages shown after
+    the direct answer unless ``full`` — the agent passes the passages about the question's subject, those
+    that answer it first, so a Wilson disease passage never leads a Fabry disease answer."""
     evidence = state.get("evidence", [])
     verdict = state.get("verdict", {})
     lines = [f"**{OFFLINE_LABEL}**", ""]
@@ -115,7 +119,7 @@ def extractive_text(
     groups: OrderedDict[str, list[EvidenceRec]] = OrderedDict(
         (label, []) for label in specific_labels_asked(state.get("question", ""))
     )  # what the question asks about comes first, then the other labels in rank order
-    for e in evidence:
+    for e in evidence if full or supporting is None else supporting:
         groups.setdefault(e.get("label", "evidence"), []).append(e)
     groups = OrderedDict((label, items) for label, items in groups.items() if items)
     if not full:
@@ -139,11 +143,19 @@ def extractive_text(
     return "\n".join(lines).strip()
 
 
-def offline_direct(deps: ConsultDeps, state: ConsultState) -> tuple[DirectAnswerRec, list[ChainRec]]:
-    """The direct-answer block for this turn (empty on a question with no recognised subject)."""
+def offline_direct(
+    deps: ConsultDeps, state: ConsultState
+) -> tuple[DirectAnswerRec, list[ChainRec], list[EvidenceRec]]:
+    """The direct-answer block for this turn (empty on a question with no recognised subject), its fact
+    chains, and the supporting passages: those answering the question, then the others about its subject."""
     focus = question_focus(deps.kb, state)
-    sufficient = bool(state.get("verdict", {}).get("sufficient")) and bool(state.get("evidence"))
-    return compose_direct_answer(deps.kb, state, focus, sufficient)
+    evidence = state.get("evidence", [])
+    sufficient = bool(state.get("verdict", {}).get("sufficient")) and bool(evidence)
+    direct, chains = compose_direct_answer(deps.kb, state, focus, sufficient)
+    about, answering = answering_passages(deps.kb, focus, evidence)
+    answering_ids = {e["id"] for e in answering}
+    supporting = answering + [e for e in about if e["id"] not in answering_ids]
+    return direct, chains, supporting
 
 
 def insufficient_line(verdict: Verdict) -> str:
@@ -212,11 +224,11 @@ def make_answer(deps: ConsultDeps):  # type: ignore[no-untyped-def]
         new_chains: list[ChainRec] = []
         if payload is None:
             option = best_option(deps, state["question"], evidence) if state.get("task") == "mcq" else None
-            direct, new_chains = offline_direct(deps, state)
+            direct, new_chains, supporting = offline_direct(deps, state)
             full = bool(runtime.context.extra.get("full"))
             payload = {
                 "mode": "offline",
-                "text": extractive_text(state, option, direct, full),
+                "text": extractive_text(state, option, direct, full, supporting),
                 "direct": direct,
                 "claims": [{"text": e["text"], "citations": [e["id"]]} for e in evidence],
                 "removed_claims": [],

@@ -33,7 +33,7 @@ MAX_SENTENCES = 6
 MIN_CHARS = 25
 MAX_CHARS = 500
 """Longer "sentences" are flattened lists or tables: worth a passage, not a key sentence."""
-ASPECT_BONUS = 0.10
+ASPECT_BONUS = 0.15
 LABEL_BONUS = 0.05
 MMR_LAMBDA = 0.7
 MIN_SCORE = 0.30
