@@ -20,7 +20,8 @@ surrogates, nesting too deep) are ours and every refusal happens before anything
 
 Every error is ``{"error": "…"}`` with a status a client can act on: 400 bad input, 401 token, 404 unknown
 consult or route, 405 method, 408 body too slow, 409 consult busy, 413 body too large, 429 server busy
-(+ Retry-After), 500 with a one-line message (the traceback goes to the log), 503 not ready.
+(+ Retry-After), 500 with a one-line message (the traceback goes to the log), 503 a store unreachable
+(+ Retry-After) or not ready, 504 a step that exceeded its timeout.
 """
 
 from __future__ import annotations
@@ -46,6 +47,8 @@ from agent.consult_lock import ConsultBusy
 from agent.errors import UserError
 from agent.frontends.http_health import readiness
 from agent.serving import ConsultService, ServerBusy, ServeSettings, UnknownConsult
+from graphs.kb_layout import KBError
+from graphs.store import StoreError
 
 log = logging.getLogger("evigraph.http")
 
@@ -300,6 +303,9 @@ def error_response(exc: BaseException, where: str) -> tuple[int, str, dict[str, 
         return HTTPStatus.NOT_FOUND, str(exc), {}
     if isinstance(exc, UserError):
         return HTTPStatus.BAD_REQUEST, str(exc), {}
+    if isinstance(exc, StoreError | KBError):  # a store that is down or a KB being replaced: try again
+        log.error("%s: %s", where, exc)
+        return HTTPStatus.SERVICE_UNAVAILABLE, str(exc), {"Retry-After": "10"}
     if isinstance(exc, TimeoutError):
         log.error("%s timed out", where, exc_info=exc)
         return (
