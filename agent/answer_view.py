@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agent.citations import CITATION, cited_ids, strip_citations
-from agent.sanitize import clean_text
+from agent.sanitize import clean_text, defuse_markdown
 
 PASSAGE_CHARS = 260
 """A passage bullet in the compact view: about three lines at 100 columns."""
@@ -110,6 +110,44 @@ def compact_body(text: str, limits: ViewLimits | None) -> tuple[str, int]:
             section.append(line)
     flush()
     return re.sub(r"\n{3,}", "\n\n", "\n".join(out)).strip(), hidden
+
+
+_MORE_NOTE = re.compile(r"^\(\d+ passages retrieved;.*\)\s*$")
+
+
+def answer_view(
+    answer: dict[str, Any], evidence_text: dict[str, str], full: bool, html: bool = True
+) -> tuple[str, int]:
+    """The answer's Markdown as shown, and how many passages or chains it leaves out.
+
+    An offline answer with a direct-answer block is already written compact by the answer node; its full
+    view adds every retrieved passage and chain it does not show, from the stored ids (no re-run). Other
+    answers (LLM, or checkpointed before the direct answer) are compacted here. ``html`` as in
+    :func:`agent.sanitize.defuse_markdown`.
+    """
+    text = defuse_markdown(clean_text(str(answer.get("text", ""))), html=html)
+    if "direct" not in answer or answer.get("mode") != "offline":
+        limits = None if full else (INSUFFICIENT if answer.get("status") == "insufficient" else COMPACT)
+        return compact_body(text, limits)
+    shown = set(cited_ids(text))
+    passages = [i for i in answer.get("evidence_ids") or [] if i not in shown]
+    chains = {k: v for k, v in (answer.get("chain_texts") or {}).items() if k not in shown}
+    if not full:  # the answer node's own note says how many passages there are and how to see them
+        return single_bullets(text), 0
+    lines = [ln for ln in single_bullets(text).splitlines() if not _MORE_NOTE.match(ln.strip())]
+    if passages:
+        lines += ["", "### All other retrieved passages"]
+        lines += [
+            f"- {shorten(defuse_markdown(evidence_text[i], html=html), 700)} [{i}]"
+            for i in passages
+            if i in evidence_text
+        ]
+    if chains:
+        lines += ["", "### Knowledge-graph chains"]
+        lines += [
+            f"- {defuse_markdown(clean_text(str(t), keep_newlines=False))} [{k}]" for k, t in chains.items()
+        ]
+    return single_bullets("\n".join(lines)).strip(), 0
 
 
 def cited_sources(answer: dict[str, Any], cited: list[str]) -> list[dict[str, Any]]:

@@ -18,12 +18,10 @@ from rich.table import Table
 from rich.text import Text
 
 from agent.answer_view import (
-    COMPACT,
-    INSUFFICIENT,
     SNIPPET_CHARS,
+    answer_view,
     citation_texts,
     cited_sources,
-    compact_body,
     shorten,
     single_bullets,
 )
@@ -54,8 +52,7 @@ def answer_renderable(
     Everything from the answer is cleaned of control and escape sequences, and its Markdown is defused and
     rendered without terminal hyperlinks, so a document cannot write to the terminal or hide a link target.
     """
-    limits = None if full else (INSUFFICIENT if answer.get("status") == "insufficient" else COMPACT)
-    text, hidden = compact_body(defuse_markdown(clean_text(str(answer.get("text", "")))), limits)
+    text, hidden = answer_view(answer, evidence_text or {}, full)
     body, order = number_citations(text)
     parts: list[RenderableType] = [Text(f"⚠ {w}", style="yellow") for w in answer_warnings(answer)]
     parts.append(Markdown(body, hyperlinks=False))

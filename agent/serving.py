@@ -37,11 +37,11 @@ from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from agent.consult import Consultant, Event, TurnResult, prepare_turn, turn_config, turn_result
-from agent.sanitize import clean_payload
 from agent.consult_lock import ConsultLocks, consult_locks
 from agent.deps import ConsultDeps
 from agent.errors import UserError
 from agent.graph import build_consult_graph
+from agent.sanitize import clean_payload
 from agent.sessions import (
     aconsult_exists,
     consult_exists,

@@ -16,9 +16,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from agent.answer_view import COMPACT, INSUFFICIENT, citation_texts, cited_sources, compact_body, shorten
+from agent.answer_view import answer_view, citation_texts, cited_sources, shorten
 from agent.render import answer_warnings, distinct_sources, number_citations
-from agent.sanitize import clean_text, defuse_markdown
+from agent.sanitize import clean_text
 
 Block = dict[str, Any]
 
@@ -121,8 +121,7 @@ def compact_answer(answer: dict[str, Any]) -> tuple[str, list[str], int]:
     The compact view (as in the terminal) keeps a Slack reply readable; the text is cleaned of control
     characters and its Markdown links defused first, so a document's link shows its target in plain sight
     instead of becoming a Slack link."""
-    limits = INSUFFICIENT if answer.get("status") == "insufficient" else COMPACT
-    text, hidden = compact_body(defuse_markdown(clean_text(str(answer.get("text", ""))), html=False), limits)
+    text, hidden = answer_view(answer, {}, full=False, html=False)
     body, order = number_citations(text)
     text = to_mrkdwn(body)
     if answer.get("status") == "insufficient" and "insufficient evidence" not in text.lower():

@@ -5,6 +5,7 @@ answers shaped as the answer node writes them."""
 from __future__ import annotations
 
 import io
+import re
 from pathlib import Path
 from typing import Any
 
@@ -101,9 +102,15 @@ def test_a_real_consult_is_compact_with_chain_text_and_cited_sources_only(consul
     evidence = consultant.evidence_texts(result.answer["evidence_ids"])
     compact, full = shown(result.answer, evidence), shown(result.answer, evidence, full=True)
     assert len(compact.splitlines()) < len(full.splitlines())
-    assert "Allopurinol -treats-> gout" in compact.split("citations", 1)[1]  # the [C:…] line reads as a chain
+    panel = compact.split("citations", 1)[1]
+    shown_chains = re.findall(r"\[\d+\] (C:[0-9a-f]+)", panel)
+    assert shown_chains  # the direct answer cites KG facts
+    for cid in shown_chains:  # each [C:…] line reads as its chain
+        assert f"{cid}  {result.answer['chain_texts'][cid][:40]}" in panel
     cited_docs = {result.answer["evidence_documents"][e] for e in result.answer["evidence_ids"]}
     assert len(result.answer["sources"]) == len(cited_docs)  # offline: every kept passage is cited
     markdown = consult_markdown(result.consult_id, result.turns, evidence, "2026-01-01T00:00:00+00:00")
-    assert "Allopurinol -treats-> gout" in markdown.split("### Citations", 1)[1]
+    cites = markdown.split("### Citations", 1)[1]
+    for cid in re.findall(r"`(C:[0-9a-f]+)`", cites) or pytest.fail("no chain cited in the export"):
+        assert f"`{cid}` {result.answer['chain_texts'][cid].replace('_', chr(92) + '_')}" in cites
     assert "- - " not in markdown and "•  •" not in full

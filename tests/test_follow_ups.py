@@ -58,13 +58,17 @@ def test_a_follow_up_that_refers_back_continues_with_the_consults_focus(
     first = consultant.ask("What is the treatment for gout?")
     second = consultant.ask(follow_up, consult_id=first.consult_id)
     link = link_step(second)
-    assert GOUT in link["detail"]["carried"] and "continuing with gout" in link["summary"]
+    assert link["detail"]["carried"][0] == GOUT and "continuing with gout" in link["summary"]
+    # A drug question about "its" treatment also carries the drugs the previous answer named first.
+    drugs = [f["entity_id"] for f in first.answer["direct"]["facts"] if f["entity_type"] == "Compound"][:2]
+    drug_question = follow_up in ("and what are its side effects?", "how is the dose adjusted?")
+    assert link["detail"]["carried"][1:] == (drugs if drug_question else [])
     state = state_of(consultant, first.consult_id)
     assert GOUT in state["turn_entity_ids"] and focus_before({**state, "turn": 3}) == [GOUT]
     assert (
         "FOCUS:drug_reactions" not in state["turn_entity_ids"]
     )  # "side effects" is the aspect, not the subject
-    assert search_question(state).endswith("(gout)")  # the vector search looks for the gout passages
+    assert search_question(state).startswith(f"{follow_up} (gout")  # the vector search looks for gout
     top = consultant.kb.store.get_evidence(second.answer["evidence_ids"][:3])
     assert any("gout" in ev.text.lower() for ev in top.values())
 
@@ -157,4 +161,5 @@ def test_what_reads_as_a_follow_up_without_a_subject(question: str, expected: bo
 def test_a_named_subject_is_not_a_follow_up_unless_it_refers_back() -> None:
     asthma: EntityRec = {"id": ASTHMA, "name": "asthma", "type": "Disease", "surface": "asthma"}
     assert not is_follow_up("What about asthma?", [asthma])
-    assert is_follow_up("Is asthma worse with it?", [asthma])
+    assert not is_follow_up("What is the treatment for asthma?", [asthma])  # "the treatment" is asthma's
+    assert is_follow_up("Is asthma one of its complications?", [asthma])

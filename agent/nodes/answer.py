@@ -255,7 +255,7 @@ def make_answer(deps: ConsultDeps):  # type: ignore[no-untyped-def]
                     )
                 ),
                 "warnings": state.get("warnings", []),
-                **citation_index(evidence, state.get("chains", [])[:10]),
+                **citation_index(evidence, [*new_chains, *state.get("chains", [])[:10]]),
             }
         )
         emit(runtime, "answer", status=status, mode=payload["mode"], fallback=fallback)

@@ -29,6 +29,8 @@ _REFERS_BACK = re.compile(
     r"treatments|therapy|disease|condition|illness|disorder|infection|patient|side\s+effects))\b",
     re.IGNORECASE,
 )
+_POSSESSIVE = re.compile(r"\b(?:its|their|them)\b", re.IGNORECASE)
+"""With a subject of its own, only these still point back ("is asthma a side effect of its treatment?")."""
 _DRUG_ASPECT = re.compile(
     r"\b(?:side[\s-]+effects?|adverse|dose|doses|dosage|dosing|interactions?|contraindicat\w*|"
     r"overdose|toxicity|take\s+it|taken|tablets?)\b",
@@ -86,16 +88,15 @@ def own_focus(entities: Iterable[EntityRec]) -> list[str]:
 def is_follow_up(question: str, asked: list[EntityRec]) -> bool:
     """Should this question continue with the consult's focus?
 
-    Yes when it refers back ("its", "the dose") or reads as a continuation ("what about children?"), or when
-    it names no focus of its own but asks an aspect ("What are the symptoms?"). A question with no subject
+    A question naming a subject of its own is a follow-up only through "its"/"their"/"them". One without
+    a subject is when it refers back ("it", "the dose"), reads as a continuation ("what about children?")
+    or asks an aspect ("What are the symptoms?"). A question with no subject
     and no such cue ("capital of France?") is not a follow-up: it must not borrow the consult's subject and
     come back "answered" about it.
     """
-    if refers_back(question):
-        return True
-    if own_focus(asked):
-        return False
-    return continues(question) or asks_only_aspect(question)
+    if own_focus(asked):  # "What is the treatment for X?": "the treatment" is X's, not an earlier subject's
+        return bool(_POSSESSIVE.search(question))
+    return refers_back(question) or continues(question) or asks_only_aspect(question)
 
 
 def focus_before(state: ConsultState) -> list[str]:
@@ -128,18 +129,25 @@ def previous_answer(state: ConsultState) -> dict[str, Any]:
 def key_entities(state: ConsultState, types: dict[str, str]) -> list[str]:
     """The drugs the previous answer was about, most supported first.
 
-    The answer's own ``key_entity_ids`` when it recorded them (the direct-answer block); otherwise the drugs
-    on the chains it cited, ranked by how many of those chains pass through them. ``types`` maps entity
-    ids to their types (looked up by the caller in the KB).
+    The drugs of the previous answer's direct-answer facts (ranked there by evidence support); for an answer
+    without them, the drugs on the chains it cited, ranked by how many of those chains pass through them.
+    ``types`` maps entity ids to their types (looked up by the caller in the KB).
     """
     answer = previous_answer(state)
-    listed = [i for i in answer.get("key_entity_ids") or [] if types.get(i) in DRUG_TYPES]
+    listed = [i for i in fact_entities(answer) if types.get(i) in DRUG_TYPES]
     if listed:
         return listed[:MAX_KEY_ENTITIES]
     counts: Counter[str] = Counter()
     for node_ids in chain_nodes(state, answer):
         counts.update({n for n in node_ids if types.get(n) in DRUG_TYPES})
     return [i for i, _ in counts.most_common(MAX_KEY_ENTITIES)]
+
+
+def fact_entities(answer: dict[str, Any]) -> list[str]:
+    """Entity ids of the previous answer's direct-answer KG facts, in the order the answer ranked them."""
+    direct = answer.get("direct") or {}
+    facts = direct.get("facts") if isinstance(direct, dict) else None
+    return [str(f["entity_id"]) for f in facts or [] if isinstance(f, dict) and f.get("entity_id")]
 
 
 def chain_nodes(state: ConsultState, answer: dict[str, Any]) -> list[list[str]]:
@@ -154,7 +162,7 @@ def chain_nodes(state: ConsultState, answer: dict[str, Any]) -> list[list[str]]:
 def candidate_key_ids(state: ConsultState) -> list[str]:
     """Entity ids :func:`key_entities` may pick from (for the caller's one type lookup)."""
     answer = previous_answer(state)
-    ids = list(answer.get("key_entity_ids") or [])
+    ids = fact_entities(answer)
     for nodes in chain_nodes(state, answer):
         ids += nodes
     return list(dict.fromkeys(ids))
