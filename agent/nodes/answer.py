@@ -4,7 +4,7 @@ LLM mode: a Markdown answer streamed token by token, whose every claim must cite
 retrieved in this consult; :mod:`agent.citations` strips invalid ids and removes uncited claims. Offline
 (or when the LLM fails): an extractive answer — the best passages grouped by label with their citations and
 the key chains — labelled as retrieved evidence, not a generated answer. For an exam question the offline
-answer also names the option whose text the top evidence supports best, marked as a retrieval heuristic.
+answer names an option only when the evidence separates it by a calibrated margin (:mod:`agent.nodes.mcq`).
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Any
 
-import numpy as np
 from langgraph.runtime import Runtime
 
 from agent.citations import ANSWER_OPTION, check_citations
@@ -21,7 +20,7 @@ from agent.deps import ConsultDeps
 from agent.llm import LLMStepFailed, Usage, text_call
 from agent.nodes.common import emit, llm_on, question_in_context, step, usage_update
 from agent.nodes.hypothesis import condition
-from agent.nodes.turn import mcq_options
+from agent.nodes.mcq import McqJudgement, judge_options, mcq_lines
 from agent.state import ConsultState, EvidenceRec, Verdict
 from graphs.labels import specific_labels_asked
 from prompts import load_prompt, render_prompt
@@ -31,20 +30,6 @@ SAFETY_NOTE = (
     "substitute for professional assessment of the patient."
 )
 OFFLINE_LABEL = "Retrieved evidence (offline mode — extractive, not a generated answer)"
-
-
-def best_option(deps: ConsultDeps, question: str, evidence: list[EvidenceRec]) -> tuple[str, float] | None:
-    """Offline MCQ heuristic: the option most similar to the top passages (mean of its top-3 cosines)."""
-    options = mcq_options(question)
-    if len(options) < 2 or not evidence:
-        return None
-    vecs = deps.kb.vectors.get_vectors("evidence", [e["id"] for e in evidence[:10]])
-    if not vecs:
-        return None
-    mat = np.stack(list(vecs.values()))
-    opt = deps.kb.embed(list(options.values()))
-    sims = np.sort(opt @ mat.T, axis=1)[:, ::-1][:, :3].mean(axis=1)
-    return list(options)[int(np.argmax(sims))], float(np.max(sims))
 
 
 def sources_of(evidence: list[EvidenceRec]) -> list[dict[str, str]]:
@@ -61,18 +46,13 @@ def sources_of(evidence: list[EvidenceRec]) -> list[dict[str, str]]:
     return list(seen.values())
 
 
-def extractive_text(state: ConsultState, option: tuple[str, float] | None) -> str:
+def extractive_text(state: ConsultState, mcq: McqJudgement | None) -> str:
     evidence = state.get("evidence", [])
     verdict = state.get("verdict", {})
     lines = [f"**{OFFLINE_LABEL}**", ""]
     if not verdict.get("sufficient"):
         lines += [insufficient_line(verdict), ""]
-    if option is not None:
-        lines += [
-            f"Option best supported by the retrieved evidence (retrieval heuristic, not a judgement): "
-            f"**{option[0]}**",
-            "",
-        ]
+    lines += mcq_lines(mcq, {e["id"] for e in evidence})
     groups: OrderedDict[str, list[EvidenceRec]] = OrderedDict(
         (label, []) for label in specific_labels_asked(state.get("question", ""))
     )  # what the question asks about comes first, then the other labels in rank order
@@ -156,14 +136,15 @@ def make_answer(deps: ConsultDeps):  # type: ignore[no-untyped-def]
             except LLMStepFailed as exc:
                 fallback = f"LLM answer failed ({exc}); showing the retrieved evidence instead"
         if payload is None:
-            option = best_option(deps, state["question"], evidence) if state.get("task") == "mcq" else None
+            mcq = judge_options(deps, state["question"]) if state.get("task") == "mcq" else None
             payload = {
                 "mode": "offline",
-                "text": extractive_text(state, option),
+                "text": extractive_text(state, mcq),
                 "claims": [{"text": e["text"], "citations": [e["id"]]} for e in evidence],
                 "removed_claims": [],
                 "invalid_citations": [],
-                "option": option[0] if option else None,
+                "option": mcq.chosen if mcq else None,
+                "mcq": mcq.as_dict() if mcq else None,
             }
             if fallback:
                 payload["fallback"] = fallback

@@ -1,0 +1,196 @@
+"""Offline exam questions: score each option on the evidence; name one only when the evidence separates it.
+
+Why a gate and not the top score: on the held-out MCQ sets the highest-scoring option of an evidence
+heuristic is right about as often as a guess (1 in 4). Showing such a pick as "best supported" is the worst
+defect this product can have, so an option is named only when its lead over the runner-up reaches
+:data:`MARGIN`, a threshold chosen on a calibration split and checked on a held-out split
+(``python -m evals.mcq_offline``, report in ``evals/reports/mcq_offline.md``). Otherwise the answer says
+plainly that the evidence does not decide, and shows the per-option evidence briefly.
+
+Signals, each cheap and each from the real KB (:func:`option_features`):
+- ``kg``: typed KG relations between an entity named in the option and one named in the stem (e.g.
+  allopurinol -treats-> gout), the strongest offline signal when the question asks for a drug or a symptom;
+- ``ir``: option–evidence support on the stem's focus: of the KB passages retrieved for the option, how
+  close the best three are to the stem (mean cosine) — passages about the option that are also about the
+  question (after the Aristo "IR solver");
+- ``dense``: how close the option's text is to the stem's top passages (the old heuristic).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from agent.deps import ConsultDeps
+from agent.nodes.mcq_parse import parse_mcq
+from graphs.kb import KnowledgeBase
+
+WEIGHTS = {"kg": 1.0, "ir": 10.0, "dense": 0.0}
+"""Linear weights of the signals (``ir``/``dense`` are cosines, so 10 × a 0.01 cosine gap = 0.1)."""
+MARGIN = float("inf")
+"""Lead over the runner-up needed to name an option; ``inf`` = never name one offline (see module doc)."""
+HELD_OUT_NOTE = "held-out accuracy of the offline pick is at chance level"
+"""What the calibration found, shown beside every offline MCQ answer (from evals/reports/mcq_offline.md)."""
+
+_NEGATED_STEM = re.compile(r"\b(?:not|except|false|incorrect|least|untrue|never)\b|\bwrong\b", re.IGNORECASE)
+IR_PASSAGES = 3
+OPTION_PASSAGES = 20
+
+
+@dataclass
+class OptionScore:
+    letter: str
+    text: str
+    kg: float = 0.0
+    ir: float = 0.0
+    dense: float = 0.0
+    score: float = 0.0
+    kg_facts: list[str] = field(default_factory=list)
+    """KG relations joining the option to the stem, as "head -relation-> tail (source)"."""
+    passage_id: str = ""
+    """The option's passage closest to the stem; cited only when it is in the consult's evidence."""
+
+
+@dataclass
+class McqJudgement:
+    stem: str
+    options: list[OptionScore]
+    chosen: str | None
+    margin: float
+    reason: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def negated_stem(stem: str) -> bool:
+    """ "Which is NOT …", "all EXCEPT …": the evidence supports the wrong options, so it cannot pick the right
+    one; such questions are never answered offline."""
+    return bool(_NEGATED_STEM.search(stem))
+
+
+def _entity_ids(kb: KnowledgeBase, text: str) -> set[str]:
+    return {i for m in kb.matcher.find(text) if not m.negated for i in m.entity_ids}
+
+
+def _kg_facts(kb: KnowledgeBase, stem_ids: set[str], option_ids: set[str]) -> list[str]:
+    ids = sorted(option_ids - stem_ids)
+    if not ids or not stem_ids:
+        return []
+    rels = [r for r in kb.store.neighbors(ids, "both") if (r.head in stem_ids) != (r.tail in stem_ids)]
+    rels = [r for r in rels if r.head in stem_ids or r.tail in stem_ids]
+    if not rels:
+        return []
+    names = kb.store.get_entities(sorted({r.head for r in rels} | {r.tail for r in rels}))
+
+    def name(i: str) -> str:
+        return names[i].name if i in names else i
+
+    return sorted(
+        {
+            f"{name(r.head)} -{r.relation}-> {name(r.tail)}" + (f" ({r.source})" if r.source else "")
+            for r in rels
+        }
+    )
+
+
+def option_features(kb: KnowledgeBase, stem: str, options: dict[str, str]) -> list[OptionScore]:
+    """The raw signals of every option (no weighting, no gate): shared by the answer and the calibration.
+
+    Retrieval here is the judge's own (the stem's top passages; each option's top passages), not the
+    consult's ranked evidence, so that the calibration scores exactly what the product shows. A long
+    vignette joined with an option embeds as the vignette alone (the model reads 256 word pieces), so the
+    option and the stem are embedded apart and met in the passages.
+    """
+    scores = [OptionScore(letter, text) for letter, text in options.items()]
+    stem_ids = _entity_ids(kb, stem)
+    for s in scores:
+        s.kg_facts = _kg_facts(kb, stem_ids, _entity_ids(kb, s.text))
+        s.kg = float(len(s.kg_facts) > 0)
+    stem_vec = kb.embed([stem])[0]  # apart from the short options, which would be padded to the stem's length
+    opt_vecs = kb.embed([s.text for s in scores])
+    stem_top = kb.vectors.get_vectors("evidence", [i for i, _ in kb.vectors.search("evidence", stem_vec, 10)])
+    if stem_top:
+        sims = np.sort(opt_vecs @ np.stack(list(stem_top.values())).T, axis=1)[:, ::-1][:, :3].mean(axis=1)
+        for s, sim in zip(scores, sims.tolist(), strict=True):
+            s.dense = float(sim)
+    for s, row in zip(scores, kb.vectors.search_many("evidence", opt_vecs, OPTION_PASSAGES), strict=True):
+        found = kb.vectors.get_vectors("evidence", [i for i, _ in row])
+        if not found:
+            continue
+        ids = list(found)
+        on_stem = np.stack([found[i] for i in ids]) @ stem_vec  # the option's passages, scored on the stem
+        order = np.argsort(-on_stem)
+        s.ir = float(on_stem[order[:IR_PASSAGES]].mean())
+        s.passage_id = ids[int(order[0])]
+    return scores
+
+
+def combine(scores: list[OptionScore], weights: dict[str, float]) -> None:
+    """Each option's score: the weighted signals, ``ir``/``dense`` taken relative to the options' mean so
+    that only what separates the options counts."""
+    for key in ("ir", "dense"):
+        mean = float(np.mean([getattr(s, key) for s in scores]))
+        for s in scores:
+            s.score += weights[key] * (getattr(s, key) - mean)
+    for s in scores:
+        s.score = round(s.score + weights["kg"] * s.kg, 6)
+
+
+def decide(stem: str, scores: list[OptionScore], margin: float) -> tuple[str | None, float, str]:
+    """(chosen letter or None, the leader's margin over the runner-up, why)."""
+    ranked = sorted(scores, key=lambda s: -s.score)
+    lead = ranked[0].score - ranked[1].score if len(ranked) > 1 else 0.0
+    if negated_stem(stem):
+        return None, lead, "the question asks which option is NOT so; supporting evidence cannot pick it"
+    if lead < margin:
+        return None, lead, "no option leads by the calibrated margin"
+    return ranked[0].letter, lead, f"leads the runner-up by {lead:.2f} (calibrated margin {margin:.2f})"
+
+
+def judge_options(deps: ConsultDeps, question: str) -> McqJudgement | None:
+    """The offline verdict on an exam question's options; ``None`` when the question has fewer than two."""
+    parsed = parse_mcq(question)
+    if len(parsed.options) < 2:
+        return None
+    if not parsed.has_stem:
+        empty = [OptionScore(k, v) for k, v in parsed.options.items()]
+        return McqJudgement("", empty, None, 0.0, "the options have no question (stem) before them")
+    scores = option_features(deps.kb, parsed.stem, parsed.options)
+    combine(scores, WEIGHTS)
+    chosen, lead, why = decide(parsed.stem, scores, MARGIN)
+    return McqJudgement(parsed.stem, scores, chosen, round(lead, 6), why)
+
+
+def mcq_lines(judgement: McqJudgement | None, evidence_ids: set[str]) -> list[str]:
+    """The MCQ block of the offline answer: a named option only when the gate passed, else a plain "the
+    evidence does not decide", then one short line of evidence per option."""
+    if judgement is None:
+        return []
+    if not judgement.stem:
+        return [
+            "**No question to answer:** the options have no question (stem) before them. Ask again with "
+            'the question text first, then the options (e.g. "Which drug lowers uric acid? A) … B) …").',
+            "",
+        ]
+    if judgement.chosen is not None:
+        text = next(s.text for s in judgement.options if s.letter == judgement.chosen)
+        head = (
+            f"**Option {judgement.chosen}** ({text}) is the one the evidence separates: {judgement.reason}."
+        )
+    else:
+        head = (
+            f"**The evidence does not decide between the options** (offline mode: {judgement.reason}; "
+            f"{HELD_OUT_NOTE}, so no option is named)."
+        )
+    lines = [head, "", "Evidence per option:"]
+    for s in judgement.options:
+        kg = "no KG link to the question"
+        if s.kg_facts:
+            kg = f"KG: {s.kg_facts[0]}" + (f" (+{len(s.kg_facts) - 1} more)" if len(s.kg_facts) > 1 else "")
+        cite = f" [{s.passage_id}]" if s.passage_id in evidence_ids else ""
+        lines.append(f"- {s.letter}) {s.text[:80]} — {kg}; passage support {s.ir:.2f}{cite}")
+    return [*lines, ""]
