@@ -92,3 +92,21 @@ def test_scores_count_only_what_separates_the_options() -> None:
 )
 def test_negated_stems_are_recognised(stem: str, negated: bool) -> None:
     assert mcq.negated_stem(stem) is negated
+
+
+def test_a_negated_finding_in_the_vignette_does_not_negate_the_question() -> None:
+    vignette = "A 50-year-old man does not smoke. He has gout. Which drug lowers his uric acid level?"
+    assert not mcq.negated_stem(vignette)
+    assert mcq.negated_stem("A 50-year-old man has gout. Which drug is NOT indicated?")
+
+
+@pytest.mark.parametrize(
+    ("stem", "relations"),
+    [
+        ("A man has gout. Which drug lowers his uric acid?", {"treats", "indicated_for", "palliates"}),
+        ("Which is a symptom of gout?", {"has_phenotype", "has_symptom"}),
+        ("Which test confirms gout?", set()),  # the KG has no diagnostic-test relation
+    ],
+)
+def test_the_kg_signal_reads_only_the_relation_the_question_asks(stem: str, relations: set[str]) -> None:
+    assert mcq.asked_relations(stem) == relations

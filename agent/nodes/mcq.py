@@ -8,8 +8,9 @@ defect this product can have, so an option is named only when its lead over the 
 plainly that the evidence does not decide, and shows the per-option evidence briefly.
 
 Signals, each cheap and each from the real KB (:func:`option_features`):
-- ``kg``: typed KG relations between an entity named in the option and one named in the stem (e.g.
-  allopurinol -treats-> gout), the strongest offline signal when the question asks for a drug or a symptom;
+- ``kg``: a typed KG relation of the kind the question asks for (a drug → treats / indicated_for /
+  palliates; a symptom → has_phenotype / has_symptom; a cause → associated_gene …) between an entity named
+  in the option and one named in the stem (e.g. allopurinol -treats-> gout);
 - ``ir``: option–evidence support on the stem's focus: of the KB passages retrieved for the option, how
   close the best three are to the stem (mean cosine) — passages about the option that are also about the
   question (after the Aristo "IR solver");
@@ -27,6 +28,7 @@ import numpy as np
 from agent.deps import ConsultDeps
 from agent.nodes.mcq_parse import parse_mcq
 from graphs.kb import KnowledgeBase
+from graphs.labels import specific_labels_asked
 
 WEIGHTS = {"kg": 1.0, "ir": 10.0, "dense": 0.0}
 """Linear weights of the signals (``ir``/``dense`` are cosines, so 10 × a 0.01 cosine gap = 0.1)."""
@@ -36,6 +38,14 @@ HELD_OUT_NOTE = "held-out accuracy of the offline pick is at chance level"
 """What the calibration found, shown beside every offline MCQ answer (from evals/reports/mcq_offline.md)."""
 
 _NEGATED_STEM = re.compile(r"\b(?:not|except|false|incorrect|least|untrue|never)\b|\bwrong\b", re.IGNORECASE)
+_SENTENCE_END = re.compile(r"(?<=[.?!])\s+(?=[A-Z])")
+ASKED_RELATIONS: dict[str, tuple[str, ...]] = {
+    "treatment": ("treats", "indicated_for", "palliates"),
+    "symptoms": ("has_phenotype", "has_symptom"),
+    "causes": ("associated_gene", "has_material_basis_in", "results_in", "transmitted_by"),
+    "inheritance": ("has_inheritance_pattern", "associated_gene"),
+}
+"""Evidence label asked (graphs.labels cues on the stem's question) → KG relation types that answer it."""
 IR_PASSAGES = 3
 OPTION_PASSAGES = 20
 
@@ -68,20 +78,34 @@ class McqJudgement:
 
 def negated_stem(stem: str) -> bool:
     """ "Which is NOT …", "all EXCEPT …": the evidence supports the wrong options, so it cannot pick the right
-    one; such questions are never answered offline."""
-    return bool(_NEGATED_STEM.search(stem))
+    one; such questions are never answered offline. Only the stem's last sentence (the question itself) is
+    read, because a vignette's "does not smoke" negates a finding, not the question."""
+    sentences = [s for s in _SENTENCE_END.split(stem.strip()) if s.strip()]
+    return bool(sentences) and bool(_NEGATED_STEM.search(sentences[-1]))
 
 
 def _entity_ids(kb: KnowledgeBase, text: str) -> set[str]:
     return {i for m in kb.matcher.find(text) if not m.negated for i in m.entity_ids}
 
 
-def _kg_facts(kb: KnowledgeBase, stem_ids: set[str], option_ids: set[str]) -> list[str]:
+def asked_relations(stem: str) -> set[str]:
+    """The KG relation types that answer what the stem's question asks (a drug → treats…; a symptom →
+    has_phenotype…). Empty when the KG has no relation for it (e.g. a diagnostic test)."""
+    sentences = [s for s in _SENTENCE_END.split(stem.strip()) if s.strip()]
+    labels = specific_labels_asked(sentences[-1] if sentences else stem)
+    return {rel for label in labels for rel in ASKED_RELATIONS.get(label, ())}
+
+
+def _kg_facts(kb: KnowledgeBase, stem_ids: set[str], option_ids: set[str], relations: set[str]) -> list[str]:
+    """Typed relations of ``relations`` joining an option entity to a stem entity, as readable facts."""
     ids = sorted(option_ids - stem_ids)
-    if not ids or not stem_ids:
+    if not ids or not stem_ids or not relations:
         return []
-    rels = [r for r in kb.store.neighbors(ids, "both") if (r.head in stem_ids) != (r.tail in stem_ids)]
-    rels = [r for r in rels if r.head in stem_ids or r.tail in stem_ids]
+    rels = [
+        r
+        for r in kb.store.neighbors(ids, "both", relation_types=sorted(relations))
+        if (r.head in stem_ids) != (r.tail in stem_ids)
+    ]
     if not rels:
         return []
     names = kb.store.get_entities(sorted({r.head for r in rels} | {r.tail for r in rels}))
@@ -97,6 +121,15 @@ def _kg_facts(kb: KnowledgeBase, stem_ids: set[str], option_ids: set[str]) -> li
     )
 
 
+def kg_signals(kb: KnowledgeBase, stem: str, scores: list[OptionScore]) -> None:
+    """Set each option's ``kg`` signal and facts: a KG relation of the asked type to a stem entity."""
+    relations = asked_relations(stem)
+    stem_ids = _entity_ids(kb, stem)
+    for s in scores:
+        s.kg_facts = _kg_facts(kb, stem_ids, _entity_ids(kb, s.text), relations)
+        s.kg = float(len(s.kg_facts) > 0)
+
+
 def option_features(kb: KnowledgeBase, stem: str, options: dict[str, str]) -> list[OptionScore]:
     """The raw signals of every option (no weighting, no gate): shared by the answer and the calibration.
 
@@ -106,10 +139,7 @@ def option_features(kb: KnowledgeBase, stem: str, options: dict[str, str]) -> li
     option and the stem are embedded apart and met in the passages.
     """
     scores = [OptionScore(letter, text) for letter, text in options.items()]
-    stem_ids = _entity_ids(kb, stem)
-    for s in scores:
-        s.kg_facts = _kg_facts(kb, stem_ids, _entity_ids(kb, s.text))
-        s.kg = float(len(s.kg_facts) > 0)
+    kg_signals(kb, stem, scores)
     stem_vec = kb.embed([stem])[0]  # apart from the short options, which would be padded to the stem's length
     opt_vecs = kb.embed([s.text for s in scores])
     stem_top = kb.vectors.get_vectors("evidence", [i for i, _ in kb.vectors.search("evidence", stem_vec, 10)])
@@ -188,7 +218,7 @@ def mcq_lines(judgement: McqJudgement | None, evidence_ids: set[str]) -> list[st
         )
     lines = [head, "", "Evidence per option:"]
     for s in judgement.options:
-        kg = "no KG link to the question"
+        kg = "no KG fact of the asked kind"
         if s.kg_facts:
             kg = f"KG: {s.kg_facts[0]}" + (f" (+{len(s.kg_facts) - 1} more)" if len(s.kg_facts) > 1 else "")
         cite = f" [{s.passage_id}]" if s.passage_id in evidence_ids else ""
