@@ -110,3 +110,10 @@ def test_a_negated_finding_in_the_vignette_does_not_negate_the_question() -> Non
 )
 def test_the_kg_signal_reads_only_the_relation_the_question_asks(stem: str, relations: set[str]) -> None:
     assert mcq.asked_relations(stem) == relations
+
+
+def test_an_exam_question_without_options_says_what_to_fix(consultant: Consultant) -> None:
+    answer = consultant.ask("Which drug lowers uric acid in gout?", task="mcq").answer
+    assert answer["task"] == "mcq" and answer["option"] is None
+    assert answer["mcq"]["reason"] == mcq.NO_OPTIONS and answer["mcq"]["options"] == []
+    assert "**No options found:**" in answer["text"]

@@ -191,14 +191,19 @@ def decide(stem: str, scores: list[OptionScore], margin: float) -> tuple[str | N
     return ranked[0].letter, lead, f"leads the runner-up by {lead:.2f} (calibrated margin {margin:.2f})"
 
 
-def judge_options(deps: ConsultDeps, question: str) -> McqJudgement | None:
-    """The offline verdict on an exam question's options; ``None`` when the question has fewer than two."""
+NO_OPTIONS = "no lettered options were found"
+NO_STEM = "the options have no question (stem) before them"
+
+
+def judge_options(deps: ConsultDeps, question: str) -> McqJudgement:
+    """The offline verdict on an exam question's options (none named when there are fewer than two, or no
+    question before them: the answer then says what to fix)."""
     parsed = parse_mcq(question)
     if len(parsed.options) < 2:
-        return None
+        return McqJudgement(parsed.stem, [], None, 0.0, NO_OPTIONS)
     if not parsed.has_stem:
         empty = [OptionScore(k, v) for k, v in parsed.options.items()]
-        return McqJudgement("", empty, None, 0.0, "the options have no question (stem) before them")
+        return McqJudgement("", empty, None, 0.0, NO_STEM)
     scores = option_features(deps.kb, parsed.stem, parsed.options)
     combine(scores, WEIGHTS)
     chosen, lead, why = decide(parsed.stem, scores, MARGIN)
@@ -210,7 +215,14 @@ def mcq_lines(judgement: McqJudgement | None, evidence_ids: set[str]) -> list[st
     evidence does not decide", then one short line of evidence per option."""
     if judgement is None:
         return []
-    if not judgement.stem:
+    if judgement.reason == NO_OPTIONS:
+        return [
+            "**No options found:** this was asked as an exam question, but no lettered options were found. "
+            'Write them after the question as "A) … B) … C) …" (one a line or on one line); the evidence '
+            "below answers it as an open question.",
+            "",
+        ]
+    if judgement.reason == NO_STEM:
         return [
             "**No question to answer:** the options have no question (stem) before them. Ask again with "
             'the question text first, then the options (e.g. "Which drug lowers uric acid? A) … B) …").',
