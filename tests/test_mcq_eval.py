@@ -9,15 +9,8 @@ import random
 import pytest
 
 from evals.datasets.answers import MCQ_FILES, load_mcq
-from evals.mcq_offline import (
-    MIN_ANSWERED,
-    SPLITS_FILE,
-    Row,
-    calibrate,
-    gate_stats,
-    make_splits,
-    pick,
-)
+from evals.mcq_gate import MIN_ANSWERED, Row, calibrate, gate_stats, pick
+from evals.mcq_offline import SPLITS_FILE, make_splits
 from graphs.settings import Settings
 
 LETTERS = ["A", "B", "C", "D"]
