@@ -14,7 +14,8 @@ Calibration (:mod:`evals.mcq_gate`): for each weighting of the signals in ``WEIG
 threshold on the lead of the top option over the runner-up, the pooled calibration items (all sets) give
 coverage and accuracy; the gate kept is the one with the highest coverage whose Wilson 95 % lower bound on
 accuracy is at least chance + ``REQUIRED_LIFT`` (0.05) with at least ``MIN_ANSWERED`` (20) answered. When
-no gate qualifies, the product must abstain always offline (``MARGIN = inf``), and the report says so with the numbers.
+no gate qualifies, the product must abstain always offline (``MARGIN = inf``), and the report says so
+with the numbers.
 
 Splits: ``evals/data/mcq_offline_splits.json`` (fixed; ``--make-splits`` rewrites it): per set, a seeded
 random sample of item ids, the first half calibration, the second held-out. Items come from
