@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import json
 import random
+from pathlib import Path
 
 import pytest
 
 from evals.datasets.answers import MCQ_FILES, load_mcq
 from evals.mcq_gate import MIN_ANSWERED, Row, calibrate, gate_stats, pick
 from evals.mcq_offline import SPLITS_FILE, make_splits
-from graphs.settings import Settings
 
+SHARED_SLICES = Path(__file__).parent / "fixtures" / "shared"
 LETTERS = ["A", "B", "C", "D"]
 
 
@@ -60,14 +61,22 @@ def test_negated_questions_are_never_answered() -> None:
     assert gate_stats([negated], {"kg": 1.0, "ir": 0.0, "dense": 0.0}, 0.5)["answered"] == 0
 
 
-def test_the_committed_splits_are_disjoint_real_ids_and_reproducible() -> None:
-    eval_dir = Settings().shared_data_dir / "eval"
+def test_the_committed_splits_are_fixed_disjoint_and_the_same_size() -> None:
     committed = json.loads(SPLITS_FILE.read_text(encoding="utf-8"))
     assert set(committed) == set(MCQ_FILES)
     n = len(committed["medqa"]["calibration"])
-    assert make_splits(eval_dir, n) == committed
-    for name, split in committed.items():
+    for split in committed.values():
+        assert not set(split["calibration"]) & set(split["heldout"])
+        assert len(set(split["calibration"])) == len(set(split["heldout"])) == n
+    assert all(i.startswith("medqa-us-test-") for i in committed["medqa"]["heldout"])
+
+
+def test_splits_are_drawn_reproducibly_from_the_real_items() -> None:
+    eval_dir = SHARED_SLICES / "eval"  # the shipped slices of ../shared/data/eval (tests need no ../shared)
+    first, again = make_splits(eval_dir, 5), make_splits(eval_dir, 5)
+    assert first == again
+    for name, split in first.items():
         ids = {item.id for item in load_mcq(name, eval_dir)}
         assert not set(split["calibration"]) & set(split["heldout"])
         assert set(split["calibration"]) | set(split["heldout"]) <= ids
-        assert len(split["calibration"]) == len(split["heldout"]) == n
+        assert len(split["calibration"]) == 5 and len(split["heldout"]) == min(5, len(ids) - 5)
