@@ -48,9 +48,10 @@ class Problem:
 
     file: Path
     what: str
+    state: str = "corrupt"
 
     def message(self, fix: str) -> str:
-        return f"The KB file {self.file} is corrupt: {self.what}. {fix}"
+        return f"The KB file {self.file} is {self.state}: {self.what}. {fix}"
 
 
 def rebuild_hint(manifest: Mapping[str, Any]) -> str:
@@ -264,6 +265,7 @@ def full_problems(build_dir: Path, data: Mapping[str, Any]) -> list[Problem]:
                 build_dir / "manifest.json",
                 "the build has no integrity record (it was made by an older EviGraph), so damage cannot be "
                 "ruled out",
+                state="unverifiable",
             )
         )
     problems += check_vectors(build_dir / "vectors", sample=None)
