@@ -11,6 +11,8 @@ from __future__ import annotations
 import os
 import sqlite3
 import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -218,3 +220,83 @@ def list_consults(checkpointer: BaseCheckpointSaver[Any], limit: int = 20) -> li
         if len(seen) >= limit:
             break
     return seen
+
+
+# ----- async checkpointers (the HTTP server runs turns with ``astream``) -----
+
+
+@asynccontextmanager
+async def open_async_checkpointer(
+    settings: Settings, pool_size: int = 4
+) -> AsyncIterator[BaseCheckpointSaver[Any]]:
+    """The async twin of :func:`open_checkpointer`, open for the ``async with`` block.
+
+    SQLite: one ``aiosqlite`` connection (the saver serialises its statements with an asyncio lock; the
+    file is in WAL mode, so a CLI process can read and write beside the server). Postgres: a connection
+    pool of ``pool_size`` autocommit connections, so parallel consults do not queue on one socket.
+    """
+    url = settings.checkpoint_url
+    if url and url.startswith(("postgresql://", "postgres://")):
+        async with _open_async_postgres(url, pool_size) as saver:
+            yield saver
+        return
+    import aiosqlite
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+    path = Path(url) if url else settings.checkpoint_path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    async with aiosqlite.connect(path, timeout=30.0) as conn:
+        saver = AsyncSqliteSaver(conn)
+        await saver.setup()
+        yield saver
+
+
+@asynccontextmanager
+async def _open_async_postgres(url: str, pool_size: int) -> AsyncIterator[BaseCheckpointSaver[Any]]:
+    """An AsyncPostgresSaver over a pool with the connection options of the sync saver above."""
+    try:
+        from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+        from psycopg import Error
+        from psycopg.conninfo import make_conninfo
+        from psycopg.rows import dict_row
+        from psycopg_pool import AsyncConnectionPool, PoolTimeout
+    except ImportError as exc:
+        raise UserError(
+            "A Postgres checkpoint URL needs the `postgres` extra: `pip install -e '.[postgres]'` "
+            "(langgraph-checkpoint-postgres, psycopg[binary], psycopg-pool); "
+            "or unset EVIGRAPH_CHECKPOINT_URL to use SQLite."
+        ) from exc
+    conninfo = url if "connect_timeout" in url else make_conninfo(url, connect_timeout=CONNECT_TIMEOUT_S)
+    pool: AsyncConnectionPool[Any] = AsyncConnectionPool(
+        conninfo,
+        min_size=1,
+        max_size=max(1, pool_size),
+        open=False,
+        timeout=CONNECT_TIMEOUT_S,
+        kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
+    )
+    try:
+        await pool.open(wait=True, timeout=CONNECT_TIMEOUT_S)
+    except PoolTimeout as exc:
+        await pool.close()
+        raise UserError(
+            f"Could not connect to the Postgres consult store at {_redacted(url)} within "
+            f"{CONNECT_TIMEOUT_S} s. Start the server or fix EVIGRAPH_CHECKPOINT_URL; "
+            "or unset it to keep consults in SQLite."
+        ) from exc
+    try:
+        saver = AsyncPostgresSaver(pool)
+        try:
+            await saver.setup()
+        except Error as exc:
+            raise UserError(
+                f"Connected to the Postgres consult store at {_redacted(url)}, but could not create its "
+                f"checkpoint tables ({exc}). Give that user CREATE rights on the database."
+            ) from exc
+        yield saver
+    finally:
+        await pool.close()
+
+
+async def aconsult_exists(checkpointer: BaseCheckpointSaver[Any], consult_id: str) -> bool:
+    return await checkpointer.aget_tuple(thread_config(consult_id)) is not None  # type: ignore[arg-type]
