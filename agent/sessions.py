@@ -244,7 +244,7 @@ async def open_async_checkpointer(
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
     path = Path(url) if url else settings.checkpoint_path
-    path.parent.mkdir(parents=True, exist_ok=True)
+    _open_sqlite_checkpointer(path).conn.close()  # type: ignore[attr-defined]  # same checks and messages
     async with aiosqlite.connect(path, timeout=30.0) as conn:
         saver = AsyncSqliteSaver(conn)
         await saver.setup()
