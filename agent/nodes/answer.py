@@ -22,6 +22,7 @@ from agent.llm import LLMStepFailed, Usage, text_call
 from agent.nodes.common import emit, llm_on, question_in_context, step, usage_update
 from agent.nodes.hypothesis import condition
 from agent.nodes.turn import mcq_options
+from agent.redact import redact
 from agent.state import ConsultState, EvidenceRec, Verdict
 from graphs.labels import specific_labels_asked
 from prompts import load_prompt, render_prompt
@@ -154,7 +155,8 @@ def make_answer(deps: ConsultDeps):  # type: ignore[no-untyped-def]
                 if not verdict.get("sufficient") and "insufficient evidence" not in payload["text"].lower():
                     payload["text"] = insufficient_line(verdict) + "\n\n" + payload["text"]
             except LLMStepFailed as exc:
-                fallback = f"LLM answer failed ({exc}); showing the retrieved evidence instead"
+                # Redacted before it enters the answer, its turn and the store (an error body may echo a key).
+                fallback = redact(f"LLM answer failed ({exc}); showing the retrieved evidence instead")
         if payload is None:
             option = best_option(deps, state["question"], evidence) if state.get("task") == "mcq" else None
             payload = {
