@@ -18,9 +18,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
-import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable
 from socketserver import ThreadingMixIn
 from typing import Any
@@ -30,11 +28,13 @@ from slack_bolt import App, BoltContext
 from slack_bolt.adapter.wsgi import SlackRequestHandler
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
+from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
 
 from agent.consult import Consultant, Event
 from agent.errors import UserError
 from agent.render import event_line
 from agent.serving import evidence_texts, run_turn
+from agent.slack_deliveries import DeliveryLog, message_key
 from agent.slack_render import answer_blocks, answer_fallback_text, escape
 
 log = logging.getLogger("evigraph.slack")
@@ -48,8 +48,10 @@ EMPTY_QUESTION_TEXT = (
 )
 PROGRESS_INTERVAL_S = 3.0
 """Least time between two progress edits of the "working…" message (Slack rate-limits ``chat.update``)."""
-SEEN_MESSAGES = 2000
-"""Handled messages remembered, to answer each once (Slack retries; a DM mention may come twice)."""
+RATE_LIMIT_RETRIES = 3
+"""Times a rate-limited Web API call is retried (each after Slack's ``Retry-After``) before giving up."""
+MAX_PROGRESS_CHARS = 3000
+"""Longest progress message (a long draft is cut; the final answer is not)."""
 
 
 def slack_consult_id(team_id: str, channel: str, thread_ts: str) -> str:
@@ -66,50 +68,60 @@ def question_text(text: str, bot_user_id: str | None) -> str:
     return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&").strip()
 
 
+def from_a_bot(event: dict[str, Any], bot_user_id: str | None) -> bool:
+    """Posts by bots (this one included) are never questions: two bots mentioning each other would loop."""
+    return bool(
+        event.get("bot_id")
+        or event.get("bot_profile")
+        or event.get("subtype") == "bot_message"
+        or (bot_user_id and event.get("user") == bot_user_id)
+    )
+
+
 class SlackConsults:
     """The listeners: take a message, run its turn in the thread's consult, edit the reply into the answer."""
 
     def __init__(self, consultant: Consultant, task: str = "auto") -> None:
         self.consultant = consultant
         self.task = task
-        self._seen: OrderedDict[tuple[str, str], None] = OrderedDict()
-        self._seen_lock = threading.Lock()
+        self.deliveries = DeliveryLog(consultant.checkpointer)
 
     def on_app_mention(self, body: dict[str, Any], event: dict[str, Any], context: BoltContext) -> None:
         self.handle(body, event, context)
 
     def on_message(self, body: dict[str, Any], event: dict[str, Any], context: BoltContext) -> None:
         """Direct messages only; edits, deletions, bot posts and channel chatter are not questions."""
-        if event.get("channel_type") != "im" or event.get("subtype") or event.get("bot_id"):
+        if event.get("channel_type") != "im" or event.get("subtype"):
             return
         self.handle(body, event, context)
 
-    def first_time(self, channel: str, ts: str) -> bool:
-        """True once per message: later deliveries (retries, mention + DM event) are dropped."""
-        key = (channel, ts)
-        with self._seen_lock:
-            if key in self._seen:
-                return False
-            self._seen[key] = None
-            while len(self._seen) > SEEN_MESSAGES:
-                self._seen.popitem(last=False)
-            return True
-
     def handle(self, body: dict[str, Any], event: dict[str, Any], context: BoltContext) -> None:
         channel, ts = str(event.get("channel", "")), str(event.get("ts", ""))
-        if not channel or not ts or not self.first_time(channel, ts):
+        if not channel or not ts or from_a_bot(event, context.bot_user_id):
             return
         client = context.client
         assert client is not None  # bolt sets it for every authorised request
         thread_ts = str(event.get("thread_ts") or ts)
         team_id = str(body.get("team_id") or event.get("team") or context.team_id or "")
+        consult_id = slack_consult_id(team_id, channel, thread_ts)
+        key = message_key(team_id, channel, ts)
+        if not self.deliveries.claim(key, str(body.get("event_id", "")), consult_id):
+            log.info("message %s already taken (Slack redelivery); not answered again", key)
+            return
         question = question_text(str(event.get("text", "")), context.bot_user_id)
         if not question:
             client.chat_postMessage(channel=channel, thread_ts=thread_ts, text=EMPTY_QUESTION_TEXT)
             return
-        consult_id = slack_consult_id(team_id, channel, thread_ts)
         working = client.chat_postMessage(channel=channel, thread_ts=thread_ts, text=WORKING_TEXT)
         reply_ts = str(working["ts"])
+        self.deliveries.record_reply(key, reply_ts)
+        text, blocks = self.answer(question, consult_id, self.progress_reporter(client, channel, reply_ts))
+        deliver(client, channel, thread_ts, reply_ts, text, blocks)
+
+    def answer(
+        self, question: str, consult_id: str, on_event: Callable[[Event], None]
+    ) -> tuple[str, list[dict[str, Any]] | None]:
+        """The reply: the cited answer, or the input error as written, or an apology — never raised."""
         try:
             result = run_turn(
                 self.consultant,
@@ -117,42 +129,84 @@ class SlackConsults:
                 consult_id=consult_id,
                 task=self.task,
                 start_if_missing=True,
-                on_event=self.progress_reporter(client, channel, reply_ts),
+                on_event=on_event,
             )
             cited = evidence_texts(self.consultant, list(result.answer.get("evidence_ids", [])))
-            client.chat_update(
-                channel=channel,
-                ts=reply_ts,
-                text=answer_fallback_text(result.answer, consult_id),
-                blocks=answer_blocks(result.answer, cited, consult_id),
-            )
         except UserError as exc:
-            client.chat_update(channel=channel, ts=reply_ts, text=f":warning: {escape(str(exc))}")
+            return f":warning: {escape(str(exc))}", None
         except Exception as exc:
             log.exception("Slack turn failed in consult %s", consult_id)
             apology = (
                 f":x: Sorry — something went wrong while answering ({type(exc).__name__}). "
                 "The consult was kept: ask again in this thread to continue."
             )
-            client.chat_update(channel=channel, ts=reply_ts, text=apology)
+            return apology, None
+        return answer_fallback_text(result.answer, consult_id), answer_blocks(
+            result.answer, cited, consult_id
+        )
 
     def progress_reporter(self, client: WebClient, channel: str, ts: str) -> Callable[[Event], None]:
-        """Edit the "working…" message with the current step, at most every few seconds, never failing."""
+        """Edit the "working…" message with the current step, or the answer as it is written (LLM mode), at
+        most every few seconds (Slack rate-limits ``chat.update``), never failing the turn."""
         last = time.monotonic()
+        draft: list[str] = []
 
         def report(event: Event) -> None:
             nonlocal last
+            if event.get("step") == "token":
+                draft.append(str(event.get("text", "")))
             now = time.monotonic()
-            if event.get("step") == "token" or now - last < PROGRESS_INTERVAL_S:
+            if now - last < PROGRESS_INTERVAL_S:
                 return
             last = now
-            step_line = escape(event_line(event))
+            if draft:
+                text = f"{WORKING_TEXT}\n_draft, citations not yet checked:_\n{escape(''.join(draft))}"
+            else:
+                text = f"{WORKING_TEXT}\n_{escape(event_line(event))}_"
             try:
-                client.chat_update(channel=channel, ts=ts, text=f"{WORKING_TEXT}\n_{step_line}_")
+                client.chat_update(channel=channel, ts=ts, text=text[:MAX_PROGRESS_CHARS])
             except (SlackApiError, OSError) as exc:  # progress is a courtesy: it must never stop the turn
                 log.warning("progress update not shown in Slack: %s", exc)
 
         return report
+
+
+def deliver(
+    client: WebClient,
+    channel: str,
+    thread_ts: str,
+    reply_ts: str,
+    text: str,
+    blocks: list[dict[str, Any]] | None,
+) -> None:
+    """Edit the placeholder into the reply; if Slack keeps refusing the edit, post the reply instead.
+
+    The client's retry handler has already waited out ``ratelimited`` answers (honouring ``Retry-After``);
+    an edit still refused after that must not leave "Working on it…" forever, nor an apology for an answer
+    that is stored: the reply is posted as a new message in the thread and the placeholder deleted.
+    """
+    try:
+        client.chat_update(channel=channel, ts=reply_ts, text=text, blocks=blocks)
+        return
+    except (SlackApiError, OSError) as exc:
+        log.warning("could not edit the reply into place (%s); posting it as a new message", exc)
+    try:
+        client.chat_postMessage(channel=channel, thread_ts=thread_ts, text=text, blocks=blocks)
+    except (SlackApiError, OSError):
+        log.exception("the reply could not be delivered to %s (thread %s)", channel, thread_ts)
+        return
+    try:
+        client.chat_delete(channel=channel, ts=reply_ts)
+    except (SlackApiError, OSError) as exc:
+        log.warning("the placeholder %s stays (delete refused: %s)", reply_ts, exc)
+
+
+def with_rate_limit_retries(client: WebClient) -> WebClient:
+    """The client, retrying ``ratelimited`` (HTTP 429) calls after Slack's ``Retry-After`` (slack_sdk's own
+    handler), so a final edit that hits the rate limit still lands."""
+    if not any(isinstance(h, RateLimitErrorRetryHandler) for h in client.retry_handlers):
+        client.retry_handlers.append(RateLimitErrorRetryHandler(max_retry_count=RATE_LIMIT_RETRIES))
+    return client
 
 
 def make_slack_app(
@@ -166,7 +220,7 @@ def make_slack_app(
 
     ``client`` is for a Slack API elsewhere than slack.com (tests use a local fake); its token is used.
     """
-    web = client or WebClient(token=token)
+    web = with_rate_limit_retries(client or WebClient(token=token))
     app = App(client=web, signing_secret=signing_secret, name="evigraph")
     consults = SlackConsults(consultant, task=task)
     app.event("app_mention")(consults.on_app_mention)

@@ -1,7 +1,10 @@
 """A tiny fake of Slack's Web API on 127.0.0.1, so the Slack bot runs end to end with no network.
 
-It answers what the bot uses (``auth.test``, ``chat.postMessage``, ``chat.update``), accepts JSON and
-form-encoded bodies as slack_sdk sends both, checks the bearer token as Slack does, and records every call.
+It answers what the bot uses (``auth.test``, ``chat.postMessage``, ``chat.update``, ``chat.delete``), accepts
+JSON and form-encoded bodies as slack_sdk sends both, checks the bearer token as Slack does, and records
+every call. ``rate_limit(method, times)`` makes the next calls of a method fail as Slack's rate limiter does
+(HTTP 429, ``Retry-After``, ``{"ok": false, "error": "ratelimited"}``); those calls are recorded with
+``"refused": True``.
 Listeners run after bolt's ack in a thread pool, so tests poll the recorded calls with a bounded wait.
 """
 
@@ -33,6 +36,7 @@ class FakeSlackApi:
         self.calls: list[Call] = []
         self._lock = threading.Lock()
         self._next_ts = 1_700_000_000_000_000
+        self._limits: dict[str, int] = {}
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self.server.daemon_threads = True
         self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
@@ -48,9 +52,24 @@ class FakeSlackApi:
         self.server.shutdown()
         self.server.server_close()
 
-    def calls_to(self, method: str) -> list[Call]:
+    def calls_to(self, method: str, refused: bool = False) -> list[Call]:
+        """The calls of ``method`` Slack accepted (or, with ``refused``, those it rate-limited)."""
         with self._lock:
-            return [c for c in self.calls if c["method"] == method]
+            return [c for c in self.calls if c["method"] == method and c.get("refused", False) == refused]
+
+    def rate_limit(self, method: str, times: int) -> None:
+        """Refuse the next ``times`` calls of ``method`` with HTTP 429 and ``Retry-After: 0``."""
+        with self._lock:
+            self._limits[method] = times
+
+    def refuse(self, method: str, args: dict[str, Any]) -> bool:
+        """True (and the call recorded as refused) while ``method`` is rate-limited."""
+        with self._lock:
+            if self._limits.get(method, 0) <= 0:
+                return False
+            self._limits[method] -= 1
+            self.calls.append({"method": method, "args": args, "refused": True})
+            return True
 
     def wait_for(self, predicate: Callable[[Call], bool], what: str) -> Call:
         """The first recorded call matching ``predicate``, polling until it comes (bounded)."""
@@ -96,6 +115,8 @@ class FakeSlackApi:
                 "ts": args.get("ts"),
                 "text": args.get("text"),
             }
+        if method == "chat.delete":
+            return {"ok": True, "channel": args.get("channel"), "ts": args.get("ts")}
         return {"ok": False, "error": "unknown_method"}
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
@@ -106,9 +127,14 @@ class FakeSlackApi:
                 raw = self.rfile.read(int(self.headers.get("Content-Length") or 0)).decode("utf-8")
                 args = parse_body(raw, self.headers.get("Content-Type", ""))
                 method = self.path.split("/api/", 1)[-1].split("?", 1)[0]
-                payload = fake.answer(method, args, self.headers.get("Authorization", ""))
+                if fake.refuse(method, args):
+                    status, payload = 429, {"ok": False, "error": "ratelimited"}
+                else:
+                    status, payload = 200, fake.answer(method, args, self.headers.get("Authorization", ""))
                 data = json.dumps(payload).encode()
-                self.send_response(200)
+                self.send_response(status)
+                if status == 429:
+                    self.send_header("Retry-After", "0")
                 self.send_header("Content-Type", "application/json; charset=utf-8")
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
