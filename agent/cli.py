@@ -14,6 +14,7 @@ from rich.console import Console
 from agent.cli_kb import kb_app
 from agent.cli_serve import serve, slack
 from agent.errors import user_errors
+from agent.frontends.mcp_cli import mcp
 from agent.redact import install_log_redaction, redact_value, remember_secret
 from graphs.settings import load_settings
 
@@ -42,6 +43,7 @@ def _startup() -> None:
 
 app.command("slack")(slack)
 app.command("serve")(serve)
+app.command("mcp")(mcp)
 
 
 @app.command("config")
