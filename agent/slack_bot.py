@@ -25,6 +25,7 @@ from typing import Any
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 from slack_bolt import App, BoltContext
+from slack_bolt.adapter.socket_mode import SocketModeHandler
 from slack_bolt.adapter.wsgi import SlackRequestHandler
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
@@ -219,6 +220,7 @@ def make_slack_app(
     """A bolt ``App`` answering mentions and direct messages with consults (checks the token at once).
 
     ``client`` is for a Slack API elsewhere than slack.com (tests use a local fake); its token is used.
+    ``signing_secret`` may be empty in Socket Mode, where no HTTP request comes in to be verified.
     """
     web = with_rate_limit_retries(client or WebClient(token=token))
     app = App(client=web, signing_secret=signing_secret, name="evigraph")
@@ -245,3 +247,13 @@ def make_slack_server(app: App, host: str = "127.0.0.1", port: int = 3000) -> WS
     """The app behind bolt's WSGI adapter on a stdlib server bound to ``host`` (port 0 = any free port)."""
     handler = SlackRequestHandler(app, path=EVENTS_PATH)
     return make_server(host, port, handler, server_class=_ThreadingWSGIServer, handler_class=_QuietHandler)
+
+
+def make_socket_mode_handler(app: App, app_token: str) -> SocketModeHandler:
+    """Socket Mode: this process opens a WebSocket to Slack and receives events over it, so the bot needs
+    no public URL, TLS proxy or signing secret (the app-level token authenticates the connection).
+
+    bolt's built-in client (standard library only); ``connect()`` returns at once, ``start()`` blocks.
+    ``apps.connections.open`` goes through the app's own client, so a test's fake Slack API serves it too.
+    """
+    return SocketModeHandler(app, app_token, web_client=app.client)

@@ -11,6 +11,7 @@ Listeners run after bolt's ack in a thread pool, so tests poll the recorded call
 from __future__ import annotations
 
 import json
+import queue
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -31,8 +32,11 @@ Call = dict[str, Any]
 class FakeSlackApi:
     """Records every Web API call (method, args, the ts a posted message got) and answers like Slack."""
 
-    def __init__(self, token: str) -> None:
+    def __init__(self, token: str, app_token: str = "", socket_url: str = "") -> None:
         self.token = token
+        self.app_token = app_token
+        self.socket_url = socket_url
+        """What ``apps.connections.open`` answers (Socket Mode), called with ``app_token``."""
         self.calls: list[Call] = []
         self._lock = threading.Lock()
         self._next_ts = 1_700_000_000_000_000
@@ -84,6 +88,12 @@ class FakeSlackApi:
         raise AssertionError(f"no Slack call {what} within {WAIT_S:.0f} s; calls: {self.calls}")
 
     def answer(self, method: str, args: dict[str, Any], authorization: str) -> dict[str, Any]:
+        if method == "apps.connections.open":
+            if not self.app_token or authorization != f"Bearer {self.app_token}":
+                return {"ok": False, "error": "invalid_auth"}
+            with self._lock:
+                self.calls.append({"method": method, "args": args})
+            return {"ok": True, "url": self.socket_url}
         if authorization != f"Bearer {self.token}":
             return {"ok": False, "error": "invalid_auth"}
         with self._lock:
@@ -170,6 +180,62 @@ def message_text(call: Call) -> str:
             parts.append(str(block["text"].get("text", "")))
         parts += [str(e.get("text", "")) for e in block.get("elements", [])]
     return "\n".join(parts)
+
+
+class FakeSocketModeServer:
+    """Slack's Socket Mode end on 127.0.0.1 (a real WebSocket server, as slack_sdk's own tests use): says
+    ``hello`` to each connection, pushes the envelopes given to :meth:`push`, and records the acks."""
+
+    def __init__(self) -> None:
+        from websockets.sync.server import serve
+
+        self.acks: list[dict[str, Any]] = []
+        self._outbox: queue.Queue[dict[str, Any]] = queue.Queue()
+        self._connected = threading.Event()
+        self._server = serve(self._session, "127.0.0.1", 0)
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+
+    @property
+    def url(self) -> str:
+        return f"ws://127.0.0.1:{self._server.socket.getsockname()[1]}/link"
+
+    def push(self, payload: dict[str, Any], envelope_id: str) -> None:
+        """Deliver an Events API payload as Slack does over the socket (the bot must ack ``envelope_id``)."""
+        envelope = {"envelope_id": envelope_id, "type": "events_api", "payload": payload}
+        self._outbox.put({**envelope, "accepts_response_payload": False, "retry_attempt": 0})
+
+    def wait_connected(self) -> None:
+        assert self._connected.wait(WAIT_S), "the bot never opened the Socket Mode connection"
+
+    def wait_ack(self, envelope_id: str) -> None:
+        deadline = time.monotonic() + WAIT_S
+        while not any(a.get("envelope_id") == envelope_id for a in self.acks):
+            assert time.monotonic() < deadline, f"envelope {envelope_id} never acknowledged"
+            time.sleep(0.05)
+
+    def _session(self, connection: Any) -> None:
+        connection.send(json.dumps({"type": "hello", "num_connections": 1, "debug_info": {}}))
+        self._connected.set()
+        while True:
+            try:
+                connection.send(json.dumps(self._outbox.get(timeout=0.05)))
+            except queue.Empty:
+                pass
+            except Exception:  # the bot went away
+                return
+            try:
+                message = connection.recv(timeout=0.05)
+            except TimeoutError:
+                continue
+            except Exception:
+                return
+            data = json.loads(message)
+            if "envelope_id" in data:
+                self.acks.append(data)
+
+    def stop(self) -> None:
+        self._server.shutdown()
 
 
 @contextmanager

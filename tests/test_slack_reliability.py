@@ -12,24 +12,34 @@ import json
 from pathlib import Path
 
 from langchain_openai import ChatOpenAI
+from slack_sdk import WebClient
 
 from agent.consult import Consultant
 from agent.nodes.answer import OFFLINE_LABEL
-from agent.slack_bot import slack_consult_id
+from agent.slack_bot import make_slack_app, make_socket_mode_handler, slack_consult_id
 from graphs.kb import KnowledgeBase
 from graphs.settings import Settings
 from tests import test_slack_bot
-from tests.fake_slack_api import BOT_ID, BOT_USER_ID, TEAM_ID, FakeSlackApi, message_text
+from tests.fake_slack_api import (
+    BOT_ID,
+    BOT_USER_ID,
+    TEAM_ID,
+    FakeSlackApi,
+    FakeSocketModeServer,
+    message_text,
+)
 from tests.openai_stub import error_reply, openai_stub
 from tests.test_slack_bot import (
     CHANNEL,
     GOUT,
+    TOKEN,
     SlackBot,
     event_body,
     offline_consultant,
     start_bot,
 )
 
+APP_TOKEN = "xapp-1-A0EVIGRAPH-1700000000-socketmodetest"
 SYNC_TS = "1700099000.000100"
 """A last, valid question: once it is answered, every event posted before it has been handled."""
 
@@ -153,3 +163,27 @@ def test_an_llm_error_quoting_the_api_key_never_reaches_slack(
     assert key not in sent and f"*{OFFLINE_LABEL}*" in sent  # the offline fallback answer was shown
     turn = consultant.history(slack_consult_id(TEAM_ID, CHANNEL, "1700015000.000100"))[0]
     assert "Bearer ***" in turn["answer"]["fallback"]  # the reason is kept for the trace, masked
+
+
+def test_socket_mode_takes_events_over_a_websocket_acks_them_and_answers(
+    slice_kb: KnowledgeBase, slice_kb_root: Path, tmp_path: Path
+) -> None:
+    socket_end = FakeSocketModeServer()
+    api = FakeSlackApi(TOKEN, app_token=APP_TOKEN, socket_url=socket_end.url)
+    api.start()
+    consultant = offline_consultant(slice_kb, slice_kb_root, tmp_path)
+    web = WebClient(token=TOKEN, base_url=api.base_url)
+    handler = make_socket_mode_handler(make_slack_app(consultant, TOKEN, "", client=web), APP_TOKEN)
+    try:
+        handler.connect()  # apps.connections.open with the app token, then the WebSocket
+        socket_end.wait_connected()
+        ts = "1700016000.000100"
+        socket_end.push(event_body(f"<@{BOT_USER_ID}> {GOUT}", ts=ts), envelope_id="env-0001")
+        socket_end.wait_ack("env-0001")
+        answer = SlackBot(consultant, api, "", lambda: None).answer_to(CHANNEL, ts)
+        assert f"*{OFFLINE_LABEL}*" in message_text(answer)
+        assert len(api.calls_to("apps.connections.open")) == 1
+    finally:
+        handler.close()
+        socket_end.stop()
+        api.stop()
