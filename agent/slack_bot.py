@@ -24,7 +24,7 @@ from socketserver import ThreadingMixIn
 from typing import Any
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
-from slack_bolt import App, BoltContext
+from slack_bolt import App, Assistant, BoltContext, Say, SetStatus, SetSuggestedPrompts
 from slack_bolt.adapter.socket_mode import SocketModeHandler
 from slack_bolt.adapter.wsgi import SlackRequestHandler
 from slack_sdk import WebClient
@@ -46,6 +46,16 @@ EMPTY_QUESTION_TEXT = (
     "Ask me a clinical question after the mention, for example: "
     "_What is the first-line treatment for type 2 diabetes?_ "
     "Follow-ups in this thread continue the same consult."
+)
+ASSISTANT_WELCOME = (
+    "Hi — I answer clinical questions only from evidence I can cite (passages and knowledge-graph chains), "
+    "and say so when the evidence is not enough. Each thread here is one consult: ask follow-ups in it."
+)
+ASSISTANT_STATUS = "is searching the knowledge base…"
+SUGGESTED_PROMPTS = (
+    {"title": "First-line medicine", "message": "What is the first-line medicine for type 2 diabetes?"},
+    {"title": "Treatment options", "message": "What is the treatment for gout?"},
+    {"title": "Check a reply", "message": "Check this reply: colchicine can treat a gout flare."},
 )
 PROGRESS_INTERVAL_S = 3.0
 """Least time between two progress edits of the "working…" message (Slack rate-limits ``chat.update``)."""
@@ -225,9 +235,35 @@ def make_slack_app(
     web = with_rate_limit_retries(client or WebClient(token=token))
     app = App(client=web, signing_secret=signing_secret, name="evigraph")
     consults = SlackConsults(consultant, task=task)
+    app.use(assistant_panel(consults))  # first: it takes the messages of assistant threads
     app.event("app_mention")(consults.on_app_mention)
     app.event("message")(consults.on_message)
     return app
+
+
+def assistant_panel(consults: SlackConsults) -> Assistant:
+    """Slack's AI-assistant side panel (bolt's ``Assistant`` middleware): a new panel thread gets a welcome
+    and suggested questions; a question there shows a "searching…" status and is answered in its thread
+    like any other, one panel thread being one consult. Without the app's assistant feature enabled in
+    Slack these events never come, and mentions and DMs work as before."""
+    assistant = Assistant()
+
+    @assistant.thread_started
+    def started(say: Say, set_suggested_prompts: SetSuggestedPrompts) -> None:
+        say(ASSISTANT_WELCOME)
+        set_suggested_prompts(prompts=list(SUGGESTED_PROMPTS), title="Try a question")
+
+    @assistant.user_message
+    def user_message(
+        body: dict[str, Any], event: dict[str, Any], context: BoltContext, set_status: SetStatus
+    ) -> None:
+        try:
+            set_status(ASSISTANT_STATUS)
+        except (SlackApiError, OSError) as exc:  # the status is a courtesy: the answer matters
+            log.warning("assistant status not shown: %s", exc)
+        consults.handle(body, event, context)
+
+    return assistant
 
 
 class _QuietHandler(WSGIRequestHandler):

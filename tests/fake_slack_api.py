@@ -127,6 +127,8 @@ class FakeSlackApi:
             }
         if method == "chat.delete":
             return {"ok": True, "channel": args.get("channel"), "ts": args.get("ts")}
+        if method in ("assistant.threads.setStatus", "assistant.threads.setSuggestedPrompts"):
+            return {"ok": True}
         return {"ok": False, "error": "unknown_method"}
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:

@@ -16,7 +16,13 @@ from slack_sdk import WebClient
 
 from agent.consult import Consultant
 from agent.nodes.answer import OFFLINE_LABEL
-from agent.slack_bot import make_slack_app, make_socket_mode_handler, slack_consult_id
+from agent.slack_bot import (
+    ASSISTANT_STATUS,
+    SUGGESTED_PROMPTS,
+    make_slack_app,
+    make_socket_mode_handler,
+    slack_consult_id,
+)
 from graphs.kb import KnowledgeBase
 from graphs.settings import Settings
 from tests import test_slack_bot
@@ -187,3 +193,33 @@ def test_socket_mode_takes_events_over_a_websocket_acks_them_and_answers(
         handler.close()
         socket_end.stop()
         api.stop()
+
+
+def test_the_assistant_panel_suggests_questions_and_answers_in_its_thread_with_a_status(
+    bot: SlackBot,
+) -> None:
+    panel = {"channel_id": "D0ASSIST1", "thread_ts": "1700017000.000100", "user_id": "UCLINICIAN"}
+    started = {"type": "assistant_thread_started", "assistant_thread": {**panel, "context": {}}}
+    bot.post(
+        {**event_body("", ts="1700017000.000200"), "event": {**started, "event_ts": "1700017000.000200"}}
+    )
+    prompts = bot.api.wait_for(
+        lambda c: c["method"] == "assistant.threads.setSuggestedPrompts", "the suggested questions"
+    )
+    assert prompts["args"]["channel_id"] == "D0ASSIST1" and prompts["args"]["thread_ts"] == panel["thread_ts"]
+    assert [p["message"] for p in prompts["args"]["prompts"]] == [p["message"] for p in SUGGESTED_PROMPTS]
+    assert replies_in(bot.api, "D0ASSIST1", panel["thread_ts"])  # the welcome, in the panel thread
+
+    question = {
+        "type": "message",
+        "channel": "D0ASSIST1",
+        "channel_type": "im",
+        "thread_ts": panel["thread_ts"],
+    }
+    bot.post(event_body(GOUT, ts="1700017001.000100", **question))
+    answer = bot.answer_to("D0ASSIST1", panel["thread_ts"], turn=2)  # after the welcome
+    assert f"*{OFFLINE_LABEL}*" in message_text(answer)
+    status = bot.api.calls_to("assistant.threads.setStatus")
+    assert [c["args"]["status"] for c in status] == [ASSISTANT_STATUS]
+    consult_id = slack_consult_id(TEAM_ID, "D0ASSIST1", panel["thread_ts"])
+    assert [t["question"] for t in bot.consultant.history(consult_id)] == [GOUT]
