@@ -11,11 +11,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import psycopg
 from langchain_openai import ChatOpenAI
 from slack_sdk import WebClient
 
 from agent.consult import Consultant
 from agent.nodes.answer import OFFLINE_LABEL
+from agent.sessions import open_checkpointer
 from agent.slack_bot import (
     ASSISTANT_STATUS,
     SUGGESTED_PROMPTS,
@@ -23,6 +25,7 @@ from agent.slack_bot import (
     make_socket_mode_handler,
     slack_consult_id,
 )
+from agent.slack_deliveries import DeliveryLog, message_key
 from graphs.kb import KnowledgeBase
 from graphs.settings import Settings
 from tests import test_slack_bot
@@ -35,6 +38,7 @@ from tests.fake_slack_api import (
     message_text,
 )
 from tests.openai_stub import error_reply, openai_stub
+from tests.postgres_fixture import postgres_database_url, postgres_url  # noqa: F401
 from tests.test_slack_bot import (
     CHANNEL,
     GOUT,
@@ -223,3 +227,20 @@ def test_the_assistant_panel_suggests_questions_and_answers_in_its_thread_with_a
     assert [c["args"]["status"] for c in status] == [ASSISTANT_STATUS]
     consult_id = slack_consult_id(TEAM_ID, "D0ASSIST1", panel["thread_ts"])
     assert [t["question"] for t in bot.consultant.history(consult_id)] == [GOUT]
+
+
+def test_deliveries_are_claimed_once_across_processes_in_postgres(postgres_database_url: str) -> None:  # noqa: F811
+    # Two consult stores on the same database stand for two bot processes (or one before and after a restart).
+    first = DeliveryLog(open_checkpointer(Settings(checkpoint_url=postgres_database_url)))
+    second = DeliveryLog(open_checkpointer(Settings(checkpoint_url=postgres_database_url)))
+    key = message_key(TEAM_ID, CHANNEL, "1700018000.000100")
+    assert first.claim(key, "Ev1", "slack-1") is True
+    assert second.claim(key, "Ev1", "slack-1") is False  # Slack's retry, reaching the other process
+    assert first.claim(key, "Ev2", "slack-1") is False  # the DM mention's second event
+    first.record_reply(key, "1700018000.000200")
+    assert second.claim(message_key(TEAM_ID, CHANNEL, "1700018001.000100")) is True
+    with psycopg.connect(postgres_database_url) as conn:
+        rows = conn.execute(
+            "SELECT message_key, event_id, reply_ts FROM evigraph_slack_deliveries"
+        ).fetchall()
+    assert sorted(rows)[0] == (key, "Ev1", "1700018000.000200") and len(rows) == 2
