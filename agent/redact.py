@@ -23,7 +23,8 @@ from typing import Any
 
 MASK = "***"
 
-_USERINFO = re.compile(r"(?P<head>\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s/?#@:]*):(?P<secret>[^\s/?#@]*)@")
+_USERINFO = re.compile(r"(?P<head>\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s/?#@:\[\]]*):(?P<secret>[^\s/?#@\[\]]*)@")
+"""``scheme://user:password@`` (brackets excluded: help texts write ``user[:password]@host``)."""
 _SECRET_NAMES = (
     r"password|passwd|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|authorization|signature|sig"
 )
@@ -33,7 +34,8 @@ _PARAM = re.compile(
     re.IGNORECASE,
 )
 _TOKENS = re.compile(
-    r"\b(?:Bearer|Basic)\s+[A-Za-z0-9._~+/=-]{4,}"  # Authorization header values
+    # Authorization header values; a digit or symbol is required so prose ("Basic Information") is kept
+    r"\b(?:Bearer|Basic)\s+(?=[A-Za-z]*[0-9._~+/=-])[A-Za-z0-9._~+/=-]{6,}"
     r"|\bsk-[A-Za-z0-9_-]{16,}"  # OpenAI-style API keys (sk-…, sk-proj-…)
     r"|\bxox[abposre]-[A-Za-z0-9-]{6,}"  # Slack bot/user/… tokens
     r"|\bxapp-[A-Za-z0-9-]{6,}",  # Slack app-level tokens (Socket Mode)

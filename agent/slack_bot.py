@@ -11,6 +11,15 @@ Bolt acknowledges each event before the listener runs (in its thread pool), so S
 
 Errors: a ``UserError`` is shown as it is (its message is written for people); anything else is logged with
 its traceback and Slack gets a short apology saying the consult was kept.
+
+When Slack misbehaves: each message is claimed once in the consult store (``agent.slack_deliveries``), so a
+redelivery — also after a restart, also to another process — is not answered twice; ``ratelimited`` calls
+are retried after ``Retry-After``, and a final edit still refused is posted as a new message with the
+placeholder deleted; posts by bots (other bots, and this one) are never taken as questions.
+
+Transports: Slack's Events API over HTTP (bolt's WSGI adapter on a stdlib server) or Socket Mode (a
+WebSocket this process opens; no public URL). The Assistant side panel, when enabled for the app, gets a
+welcome, suggested questions and a "searching…" status, and is answered like any thread.
 """
 
 from __future__ import annotations

@@ -57,7 +57,9 @@ def test_each_kind_of_secret_is_masked_and_the_message_kept(text: str, secret: s
 def test_clinical_text_and_plain_urls_are_left_alone() -> None:
     text = (
         "HbA1c < 7% is the target; weigh the risk-benefit of metformin (design=RCT). "
-        "See https://medlineplus.gov/gout.html?q=gout&page=2 and [E:1a2b3c]."
+        "See https://medlineplus.gov/gout.html?q=gout&page=2 and [E:1a2b3c]. Slack app: Basic Information "
+        "→ Signing Secret; the Bearer of the token. Fix EVIGRAPH_CHECKPOINT_URL "
+        "(postgresql://user[:password]@host:port/database)."
     )
     assert redact(text) == text
     nested = {"a": [text, ("postgresql://u:pw-123456@h/d",)], "n": 3}
