@@ -167,7 +167,11 @@ class SlackConsults:
 
     def progress_reporter(self, client: WebClient, channel: str, ts: str) -> Callable[[Event], None]:
         """Edit the "working…" message with the current step, or the answer as it is written (LLM mode), at
-        most every few seconds (Slack rate-limits ``chat.update``), never failing the turn."""
+        most every few seconds (Slack rate-limits ``chat.update``), never failing nor delaying the turn.
+
+        Progress edits go through a client without rate-limit retries: the turn runs in the same thread,
+        so a retry would stall it for ``Retry-After``; a refused edit instead pauses progress that long."""
+        client = without_rate_limit_retries(client)
         last = time.monotonic()
         draft: list[str] = []
 
@@ -185,7 +189,11 @@ class SlackConsults:
                 text = f"{WORKING_TEXT}\n_{escape(event_line(event))}_"
             try:
                 client.chat_update(channel=channel, ts=ts, text=text[:MAX_PROGRESS_CHARS])
-            except (SlackApiError, OSError) as exc:  # progress is a courtesy: it must never stop the turn
+            except SlackApiError as exc:  # progress is a courtesy: it must never stop the turn
+                retry_after = exc.response.headers.get("Retry-After", "") if exc.response is not None else ""
+                last = now + (float(retry_after) if str(retry_after).isdigit() else 0.0)
+                log.warning("progress update not shown in Slack: %s", exc)
+            except OSError as exc:
                 log.warning("progress update not shown in Slack: %s", exc)
 
         return report
@@ -219,6 +227,22 @@ def deliver(
         client.chat_delete(channel=channel, ts=reply_ts)
     except (SlackApiError, OSError) as exc:
         log.warning("the placeholder %s stays (delete refused: %s)", reply_ts, exc)
+
+
+def without_rate_limit_retries(client: WebClient) -> WebClient:
+    """The same client (token, API URL, timeout, proxy) but one refused call is refused at once."""
+    if not any(isinstance(h, RateLimitErrorRetryHandler) for h in client.retry_handlers):
+        return client
+    handlers = [h for h in client.retry_handlers if not isinstance(h, RateLimitErrorRetryHandler)]
+    return WebClient(
+        token=client.token,
+        base_url=client.base_url,
+        timeout=client.timeout,
+        ssl=client.ssl,
+        proxy=client.proxy,
+        headers=client.headers,
+        retry_handlers=handlers,
+    )
 
 
 def with_rate_limit_retries(client: WebClient) -> WebClient:

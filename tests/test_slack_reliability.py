@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 import psycopg
+import pytest
 from langchain_openai import ChatOpenAI
 from slack_sdk import WebClient
 
@@ -244,3 +245,18 @@ def test_deliveries_are_claimed_once_across_processes_in_postgres(postgres_datab
             "SELECT message_key, event_id, reply_ts FROM evigraph_slack_deliveries"
         ).fetchall()
     assert sorted(rows)[0] == (key, "Ev1", "1700018000.000200") and len(rows) == 2
+
+
+def test_a_rate_limited_progress_edit_is_not_retried_and_the_answer_still_lands(
+    bot: SlackBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("agent.slack_bot.PROGRESS_INTERVAL_S", 0.0)  # every step edits the placeholder
+    bot.api.rate_limit("chat.update", times=1)  # the first progress edit is refused
+    bot.post(event_body(f"<@{BOT_USER_ID}> {GOUT}", ts="1700019000.000100"))
+
+    assert f"*{OFFLINE_LABEL}*" in message_text(bot.answer_to(CHANNEL, "1700019000.000100"))
+    [refused] = bot.api.calls_to("chat.update", refused=True)
+    assert refused["args"]["text"].startswith(":hourglass")
+    shown = [c["args"]["text"] for c in bot.api.calls_to("chat.update")]
+    assert refused["args"]["text"] not in shown  # not retried: the turn went on to its next steps
+    assert len(shown) >= 3 and bot.api.calls_to("chat.delete") == []
