@@ -1,1 +1,2 @@
-"""Front ends over the consult service (MCP server; more move here as the layout of issue 12 lands)."""
+"""Front ends over the consult service: the HTTP API (ASGI) and the MCP server now; the CLI, terminal and
+Slack bot move here."""
