@@ -24,10 +24,14 @@ from typer.testing import CliRunner
 
 from agent.cli import app
 from agent.consult import Consultant
+from agent.http_api import ApiServer
+from agent.llm import make_chat_model
 from agent.redact import install_log_redaction, redact, redact_value, remember_secret
+from agent.serving import ConsultService, ServeSettings
 from graphs.kb import KnowledgeBase
 from graphs.settings import Settings
-from tests.openai_stub import Body, error_reply, openai_stub
+from tests.http_client import Api
+from tests.openai_stub import Body, StubServer, error_reply, openai_stub
 
 API_KEY = "sk-proj-Zq8Xw2Lr5Tn9Vb4Hc7Jm1Kp3"
 PG_PASSWORD = "pg-Secret-4711"
@@ -147,6 +151,19 @@ def test_httpx_and_httpcore_logs_and_logged_tracebacks_carry_no_secret(
         assert secret not in logged
 
 
+def llm_settings(stub: StubServer, key: str, kb_root: Path, data_dir: Path) -> Settings:
+    """Settings of an LLM consult against ``stub`` with API key ``key`` (no retries: one request a step)."""
+    return Settings(
+        kb_dir=kb_root,
+        data_dir=data_dir,
+        llm_base_url=stub.base_url,
+        llm_api_key=key,
+        llm_model="m",
+        llm_max_retries=0,
+        llm_enabled=True,
+    )
+
+
 def echoing_gateway(body: Body) -> Any:
     """Every request refused with a 401 whose body quotes the Authorization header it got."""
     return error_reply(401, f"Invalid credentials in header 'Authorization: Bearer {API_KEY}'")
@@ -157,15 +174,7 @@ def test_an_llm_error_echoing_the_key_reaches_no_answer_trace_event_or_stored_co
 ) -> None:
     with openai_stub() as stub:
         stub.responder = echoing_gateway
-        settings = Settings(
-            kb_dir=slice_kb_root,
-            data_dir=tmp_path,
-            llm_base_url=stub.base_url,
-            llm_api_key=API_KEY,
-            llm_model="m",
-            llm_max_retries=0,
-            llm_enabled=True,
-        )
+        settings = llm_settings(stub, API_KEY, slice_kb_root, tmp_path)
         consultant = Consultant(settings, kb=slice_kb)  # consults in tmp_path/consults.sqlite
         events: list[dict[str, Any]] = []
         result = consultant.ask("What is the treatment for gout?", on_event=events.append)
@@ -181,3 +190,29 @@ def test_an_llm_error_echoing_the_key_reaches_no_answer_trace_event_or_stored_co
     assert b"Bearer ***" in raw and API_KEY.encode() not in raw  # the fallback was stored, masked
     with sqlite3.connect(tmp_path / "consults.sqlite") as conn:
         assert conn.execute("SELECT COUNT(*) FROM checkpoints").fetchone()[0] > 0
+
+
+def test_an_llm_error_echoing_the_key_reaches_no_http_reply_plain_or_streamed(
+    slice_kb: KnowledgeBase, slice_kb_root: Path, tmp_path: Path
+) -> None:
+    with openai_stub() as stub:
+        stub.responder = echoing_gateway
+        settings = llm_settings(stub, API_KEY, slice_kb_root, tmp_path)
+        llm = make_chat_model(settings)
+        limits = ServeSettings(_env_file=None)
+
+        def service(lim: ServeSettings) -> Any:
+            return ConsultService.open(settings, lim, kb=slice_kb, llm=llm)
+
+        server = ApiServer(service, "127.0.0.1", 0, limits)
+        server.start()
+        try:
+            api = Api(server, settings)
+            plain = api.call("POST", "/v1/consults", {"question": "What is the treatment for gout?"})
+            streamed = api.call("POST", "/v1/consults?stream=true", {"question": "What is gout?"})
+        finally:
+            server.stop()
+        assert stub.requests
+    assert plain.status == 201 and "Bearer ***" in plain.body["answer"]["fallback"]
+    assert streamed.status == 200 and "event: turn" in streamed.text and "Bearer ***" in streamed.text
+    assert API_KEY not in plain.text and API_KEY not in streamed.text

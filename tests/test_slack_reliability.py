@@ -40,6 +40,7 @@ from tests.fake_slack_api import (
 )
 from tests.openai_stub import error_reply, openai_stub
 from tests.postgres_fixture import postgres_database_url, postgres_url  # noqa: F401
+from tests.test_redact import llm_settings
 from tests.test_slack_bot import (
     CHANNEL,
     GOUT,
@@ -152,15 +153,7 @@ def test_an_llm_error_quoting_the_api_key_never_reaches_slack(
     key = "sk-proj-Slack0Test0Key0123456789"
     with openai_stub() as stub:
         stub.responder = lambda body: error_reply(401, f"Invalid header 'Authorization: Bearer {key}'")
-        settings = Settings(
-            kb_dir=slice_kb_root,
-            data_dir=tmp_path,
-            llm_base_url=stub.base_url,
-            llm_api_key=key,
-            llm_model="m",
-            llm_max_retries=0,
-            llm_enabled=True,
-        )
+        settings = llm_settings(stub, key, slice_kb_root, tmp_path)
         consultant = Consultant(settings, kb=slice_kb)
         assert isinstance(consultant.llm, ChatOpenAI)
         running = start_bot(api, consultant)
