@@ -29,6 +29,7 @@ from agent.nodes.direct_answer import compose_direct_answer
 from agent.nodes.focus import answering_passages, question_focus
 from agent.nodes.hypothesis import condition
 from agent.nodes.mcq import McqJudgement, judge_options, mcq_lines
+from agent.redact import redact
 from agent.state import ChainRec, ConsultState, DirectAnswerRec, EvidenceRec, Verdict
 from graphs.labels import specific_labels_asked
 from prompts import load_prompt, render_prompt
@@ -199,7 +200,8 @@ def make_answer(deps: ConsultDeps):  # type: ignore[no-untyped-def]
                 if not verdict.get("sufficient") and "insufficient evidence" not in payload["text"].lower():
                     payload["text"] = insufficient_line(verdict) + "\n\n" + payload["text"]
             except LLMStepFailed as exc:
-                fallback = f"LLM answer failed ({exc}); showing the retrieved evidence instead"
+                # Redacted before it enters the answer, its turn and the store (an error body may echo a key).
+                fallback = redact(f"LLM answer failed ({exc}); showing the retrieved evidence instead")
         direct: DirectAnswerRec | None = None
         new_chains: list[ChainRec] = []
         if payload is None:
