@@ -115,6 +115,37 @@ def compact_body(text: str, limits: ViewLimits | None) -> tuple[str, int]:
 _MORE_NOTE = re.compile(r"^\(\d+ passages retrieved;.*\)\s*$")
 
 
+DIRECT_PASSAGES = ViewLimits(passages_per_section=3, passages_total=3, chains=2, passage_chars=200)
+"""Below a direct answer the passages only support it: three, about two lines each."""
+_PASSAGE_SECTION = re.compile(r"^###\s+(?:supporting|closest|knowledge-graph)", re.IGNORECASE)
+_BOLD_LABEL = re.compile(r"^\*\*[^*]+\*\*\s*$")
+
+
+def trim_passages(text: str, limits: ViewLimits) -> str:
+    """The passage sections under a direct answer cut to ``limits`` (the direct answer stays whole); a
+    label whose passages were all cut goes too."""
+    out: list[tuple[str, bool]] = []
+    in_passages = False
+    kept = 0
+    for line in text.splitlines():
+        if _HEADING.match(line):
+            in_passages = bool(_PASSAGE_SECTION.match(line.strip()))
+        elif in_passages and _BULLET.match(line):
+            if kept >= limits.passages_total:
+                continue
+            kept += 1
+            line = _shorten_item(line, limits.passage_chars)
+        out.append((line, in_passages))
+    cleaned: list[str] = []  # drop labels left without a passage
+    for i, (line, passages) in enumerate(out):
+        if passages and _BOLD_LABEL.match(line.strip()):
+            nxt = next((ln for ln, _ in out[i + 1 :] if ln.strip()), "")
+            if not _BULLET.match(nxt):
+                continue
+        cleaned.append(line)
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(cleaned)).strip()
+
+
 def answer_view(
     answer: dict[str, Any], evidence_text: dict[str, str], full: bool, html: bool = True
 ) -> tuple[str, int]:
@@ -133,7 +164,7 @@ def answer_view(
     passages = [i for i in answer.get("evidence_ids") or [] if i not in shown]
     chains = {k: v for k, v in (answer.get("chain_texts") or {}).items() if k not in shown}
     if not full:  # the answer node's own note says how many passages there are and how to see them
-        return single_bullets(text), 0
+        return trim_passages(single_bullets(text), DIRECT_PASSAGES), 0
     lines = [ln for ln in single_bullets(text).splitlines() if not _MORE_NOTE.match(ln.strip())]
     if passages:
         lines += ["", "### All other retrieved passages"]

@@ -90,6 +90,7 @@ def citations_panel(answer: dict[str, Any], order: list[str], texts: dict[str, s
         for s in answer.get("sources") or []
     }
     rows: list[RenderableType] = []
+    chain_cells: list[Text] = []
     for i, cid in enumerate(order, 1):
         line = Text(f"[{i}] {cid}", style="bold", no_wrap=not full, overflow="ellipsis")
         about = titles.get(documents.get(cid)) if cid.startswith("E:") else texts.get(cid)
@@ -99,7 +100,20 @@ def citations_panel(answer: dict[str, Any], order: list[str], texts: dict[str, s
             line.append(f"\n     {shorten(texts[cid], 2 * SNIPPET_CHARS)}", style="none")
         elif not about and texts.get(cid):
             line.append(f"  {shorten(texts[cid], SNIPPET_CHARS)}")
-        rows.append(line)
+        if cid.startswith("C:") and not full and texts.get(cid):
+            # compact: the chain's text is what reads; its id is in the full view (/more, --full)
+            cell = Text(f"[{i}] ", style="bold", no_wrap=True, overflow="ellipsis")
+            cell.append(clean_text(texts[cid], keep_newlines=False), style="cyan")
+            chain_cells.append(cell)
+        else:
+            rows.append(line)
+    if chain_cells:  # compact: chain lines are short, two to a row (a direct answer cites several per drug)
+        grid = Table.grid(expand=True, padding=(0, 2))
+        grid.add_column(ratio=1, no_wrap=True, overflow="ellipsis")
+        grid.add_column(ratio=1, no_wrap=True, overflow="ellipsis")
+        for k in range(0, len(chain_cells), 2):
+            grid.add_row(*chain_cells[k : k + 2])
+        rows.insert(0, grid)
     return Panel(Group(*rows), title="citations", title_align="left")
 
 
