@@ -105,7 +105,8 @@ def test_chat_session_questions_commands_export_and_cancel(
     first_id = chat.consult
     assert first_id != "new"
     assert "steps" in shown and "✓ turn 1 · task clinical" in shown and "✓ answer:" in shown
-    assert "[1]" in shown and "citations" in shown and "[1] E:" in shown
+    # The direct answer cites KG facts first, so passage citations need not be [1].
+    assert "[1]" in shown and "citations" in shown and re.search(r"\[\d+\] E:", shown)
     assert f"consult {first_id}" in shown and "LLM calls 0" in shown
     assert "Decision support only" in shown
 
@@ -113,7 +114,7 @@ def test_chat_session_questions_commands_export_and_cancel(
     assert "sources (" in sources and "MedQuAD" in sources and "http" in sources
 
     more = chat.say("/more")  # the last answer in full: every passage, snippets and the cited sources
-    assert "sources cited (" in more and "[1] E:" in more and "Decision support only" in more
+    assert "sources cited (" in more and re.search(r"\[\d+\] E:", more) and "Decision support only" in more
 
     trace = chat.say("/trace")
     for step in ("start_turn", "ner_link", "evidence_rank", "sufficiency", "answer"):
