@@ -16,14 +16,19 @@ import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from agent.consult import Consultant
 from agent.consult_lock import consult_locks
+from agent.llm import make_chat_model
 from graphs.incremental import remove_document
 from graphs.kb import KnowledgeBase
+from graphs.settings import Settings
 from tests.http_client import FOLLOW_UP, GOUT, Api, Response, api_settings, running_api
+from tests.openai_stub import openai_stub, step_of
+from tests.test_agent_openai import MODEL, router
 
 
 @pytest.fixture()
@@ -158,7 +163,7 @@ def test_two_writers_on_one_consult_keep_every_turn(
         )
 
 
-def sse_events(text: str) -> list[tuple[str, dict[str, object]]]:
+def sse_events(text: str) -> list[tuple[str, dict[str, Any]]]:
     events = []
     for block in text.strip().split("\n\n"):
         lines = dict(line.split(": ", 1) for line in block.splitlines())
@@ -202,3 +207,27 @@ def test_a_server_switches_to_a_new_build_between_turns(kb_copy: Path, tmp_path:
         assert removed_doc not in {ev.document_id for ev in cited_now.values()}
         ready = api.call("GET", "/readyz").body
         assert ready["kb_version"] == new_version and ready["ready"] is True
+
+
+def test_answer_tokens_stream_as_sse_in_llm_mode(
+    slice_kb: KnowledgeBase, slice_kb_root: Path, tmp_path: Path
+) -> None:
+    """A real ChatOpenAI against the scripted OpenAI-compatible stub: the answer arrives token by token."""
+    with openai_stub() as stub:
+        stub.responder = router()
+        settings = Settings(
+            kb_dir=slice_kb_root,
+            data_dir=tmp_path,
+            llm_base_url=stub.base_url,
+            llm_api_key="test",  # pydantic turns it into a SecretStr
+            llm_model=MODEL,
+            llm_max_retries=0,
+        )
+        with running_api(settings, slice_kb, llm=make_chat_model(settings)) as api:
+            response = api.call("POST", "/v1/consults?stream=true", {"question": GOUT})
+    events = sse_events(response.text)
+    tokens = [data["text"] for kind, data in events if kind == "token"]
+    assert len(tokens) > 5 and "".join(tokens).startswith("NSAIDs treat gout attacks [E:")
+    kind, final = events[-1]
+    assert kind == "turn" and final["answer"]["mode"] == "llm" and final["llm_calls"] == 3
+    assert [step_of(r) for r in stub.requests] == ["hypothesis", "sufficiency", "answer"]

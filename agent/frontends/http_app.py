@@ -260,7 +260,7 @@ async def stream_turn(service: ConsultService, body: TurnRequest, consult_id: st
     queue: asyncio.Queue[tuple[str, Any] | None] = asyncio.Queue()
 
     def on_event(event: dict[str, Any]) -> None:
-        queue.put_nowait(("token", event) if "token" in event else ("step", event))
+        queue.put_nowait(("token", event) if event.get("step") == "token" else ("step", event))
 
     turn = asyncio.ensure_future(service.ask(body.question, consult_id, task=body.task, on_event=on_event))
     turn.add_done_callback(lambda _: queue.put_nowait(None))
