@@ -16,7 +16,7 @@ Questions: BioASQ/MedQA question texts (``evals.bench_tools.real_questions``). T
 process (so the load generator does not share its GIL), on a temp data dir, over the KB at ``--kb-root``
 (default: the default KB, built first if missing by ``evigraph ask``).
 
-Usage: python -m evals.bench_serve_load [--kb-root DIR] [--burst 50] [--rounds 3] [--parallel 4]
+Usage: python -m evals.bench_serve_load [--kb-root DIR] [--burst 50] [--rounds 3] [--parallel 4] [--workers 1]
        [--out evals/reports/bench_serve_load.md]
 """
 
@@ -88,10 +88,13 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def start_server(kb_root: Path, data_dir: Path, port: int, parallel: int) -> subprocess.Popen[bytes]:
+def start_server(
+    kb_root: Path, data_dir: Path, port: int, parallel: int, workers: int
+) -> subprocess.Popen[bytes]:
     env = {**os.environ, "EVIGRAPH_DATA_DIR": str(data_dir), "PYTHONPATH": str(REPO_ROOT)}
     command = [sys.executable, "-c", "from agent.cli import app; app()", "serve", "--offline"]
     command += ["--port", str(port), "--kb-dir", str(kb_root), "--parallel", str(parallel)]
+    command += ["--workers", str(workers)]
     server = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     end = time.monotonic() + START_TIMEOUT_S
     while time.monotonic() < end:
@@ -172,6 +175,7 @@ def two_writers(base: str, kb_root: Path, data_dir: Path, rounds: int) -> dict[s
 def render(
     kb_root: Path,
     parallel: int,
+    workers: int,
     single: list[float],
     rounds: list[dict[str, Any]],
     writers: dict[str, Any],
@@ -182,7 +186,8 @@ def render(
     lines = [
         "# Serving under load (evals/bench_serve_load.py)",
         "",
-        f"Server: `evigraph serve --offline --parallel {parallel}` in its own process over the KB at "
+        f"Server: `evigraph serve --offline --parallel {parallel} --workers {workers}` (own processes) "
+        "over the KB at "
         f"`{kb_root}`; clients on 127.0.0.1. Python {platform.python_version()}, {os.cpu_count()} CPUs. "
         f"Load average (1/5/15 min) at start {'/'.join(f'{x:.1f}' for x in load_start)}, at end "
         f"{'/'.join(f'{x:.1f}' for x in load_end)} (the machine is shared: other processes compete for the "
@@ -235,6 +240,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--single", type=int, default=10)
     parser.add_argument("--writer-rounds", type=int, default=10)
     parser.add_argument("--parallel", type=int, default=4)
+    parser.add_argument("--workers", type=int, default=1, help="server processes (evigraph serve --workers)")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
     settings = load_settings()
@@ -245,7 +251,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="evigraph-serve-load-") as scratch:
         data_dir = Path(scratch)
         port = free_port()
-        server = start_server(kb_root, data_dir, port, args.parallel)
+        server = start_server(kb_root, data_dir, port, args.parallel, args.workers)
         base = f"http://127.0.0.1:{port}"
         try:
             for question in questions[:2]:
@@ -275,7 +281,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         finally:
             server.terminate()
             server.wait(timeout=60)
-    publish(render(kb_root, args.parallel, single, rounds, writers, load_start), args.out)
+    publish(render(kb_root, args.parallel, args.workers, single, rounds, writers, load_start), args.out)
     return 0
 
 

@@ -173,6 +173,18 @@ def make_app(open_service: ServiceOpener, limits: ServeSettings | None = None) -
     return app
 
 
+def app_from_env() -> FastAPI:
+    """The app of one worker process of ``evigraph serve --workers N``: settings and limits from the
+    environment (``evigraph serve`` puts its options there before it starts the workers)."""
+    from agent.llm import make_chat_model
+    from graphs.settings import load_settings
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    settings = load_settings()
+    llm = make_chat_model(settings)
+    return make_app(lambda limits: ConsultService.open(settings, limits, llm=llm), ServeSettings())
+
+
 def checked_id(consult_id: str) -> str:
     if not CONSULT_ID.match(consult_id):
         raise ApiError(HTTPStatus.NOT_FOUND, f"No consult '{consult_id[:128]}'.")
