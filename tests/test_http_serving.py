@@ -190,10 +190,12 @@ def test_a_turn_streams_as_server_sent_events(api: Api, how: str) -> None:
     assert response.status == 200 and response.headers["content-type"].startswith("text/event-stream")
     events = sse_events(response.text)
     kinds = [kind for kind, _ in events]
-    assert kinds[-1] == "turn" and set(kinds[:-1]) == {"step"}
+    assert kinds[0] == "consult" and kinds[-1] == "turn" and set(kinds[1:-1]) == {"step"}
     steps = [data["step"] for kind, data in events if kind == "step"]
     assert steps[0] == "start" and "evidence_rank" in steps and steps[-1] == "answer"
     final = events[-1][1]
+    assert events[0][1] == {"consult_id": final["consult_id"]}
+    assert response.headers["location"] == f"/v1/consults/{final['consult_id']}"
     stored = api.call("GET", f"/v1/consults/{final['consult_id']}").body["turns"]
     assert stored[-1]["answer"] == final["answer"]
 
@@ -232,3 +234,22 @@ def test_answer_tokens_stream_as_sse_in_llm_mode(
     kind, final = events[-1]
     assert kind == "turn" and final["answer"]["mode"] == "llm" and final["llm_calls"] == 3
     assert [step_of(r) for r in stub.requests] == ["hypothesis", "sufficiency", "answer"]
+
+
+def test_a_client_that_hangs_up_mid_stream_does_not_lose_the_turn(api: Api) -> None:
+    with socket.create_connection(("127.0.0.1", api.server.port), timeout=120) as sock:
+        body = json.dumps({"question": GOUT}).encode()
+        sock.sendall(
+            b"POST /v1/consults?stream=true HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            + f"Content-Length: {len(body)}\r\n\r\n".encode()
+            + body
+        )
+        received = b""
+        marker = b"event: consult\ndata: "
+        while marker not in received or b"\n" not in received.split(marker, 1)[1]:
+            chunk = sock.recv(4096)
+            assert chunk, f"the stream ended before its consult event: {received!r}"
+            received += chunk
+        # hang up here, before the turn has finished
+    consult_id = json.loads(received.split(marker, 1)[1].split(b"\n", 1)[0])["consult_id"]
+    wait_until(lambda: api.stored_consults().get(consult_id) == 1, "the turn stored after the hang-up")
