@@ -8,33 +8,112 @@ there. One LangGraph thread per consult.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from agent.errors import UserError
+from agent.redact import redact
 from graphs.settings import Settings
 
 CONNECT_TIMEOUT_S = 10
 """Seconds to wait for a Postgres checkpoint server before telling the user it is unreachable."""
 
 
-def open_checkpointer(settings: Settings) -> BaseCheckpointSaver[Any]:
+def open_checkpointer(settings: Settings, *, read_only: bool = False) -> BaseCheckpointSaver[Any]:
+    """The consult store; ``read_only`` (listing consults) falls back to a read-only connection when the
+    file cannot be written, so `evigraph consults` still lists what it can."""
     url = settings.checkpoint_url
     if url and url.startswith(("postgresql://", "postgres://")):
         return _open_postgres_checkpointer(url)
+    path = Path(url) if url else settings.checkpoint_path
+    try:
+        return _open_sqlite_checkpointer(path)
+    except UserError:
+        if read_only and path.is_file():
+            return _open_sqlite_read_only(path)
+        raise
+
+
+def _open_sqlite_checkpointer(path: Path) -> BaseCheckpointSaver[Any]:
+    """A SqliteSaver whose tables are created now, so a store that cannot be used fails here, with its path
+    and the fix, and not in the middle of a turn as "unable to open database file"."""
     from langgraph.checkpoint.sqlite import SqliteSaver
 
-    path = Path(url) if url else settings.checkpoint_path
-    path.parent.mkdir(parents=True, exist_ok=True)
-    conn = sqlite3.connect(path, check_same_thread=False)
-    return SqliteSaver(conn)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(
+            f"Cannot create the folder of the consult store {path.parent} ({exc.strerror or exc}). Make it "
+            "writable, or set EVIGRAPH_DATA_DIR (or EVIGRAPH_CHECKPOINT_URL) to a writable place."
+        ) from exc
+    conn = None
+    try:
+        conn = sqlite3.connect(path, check_same_thread=False)
+        saver = SqliteSaver(conn)
+        saver.setup()
+        for where in (path, path.parent):  # SQLite opens an unwritable file read-only without a word
+            if not os.access(where, os.W_OK):
+                raise sqlite3.OperationalError(f"{where} is read-only")
+    except sqlite3.DatabaseError as exc:
+        if conn is not None:
+            conn.close()
+        raise UserError(consult_store_problem(path, exc)) from exc
+    return saver
+
+
+def consult_store_problem(path: Path, exc: Exception) -> str:
+    """What went wrong with the SQLite consult store at ``path`` and what to do, in one message."""
+    text = str(exc).lower()
+    if "not a database" in text or "malformed" in text or "corrupt" in text:
+        return (
+            f"The consult store {path} is damaged ({exc}). Move it aside to start a fresh one "
+            f"(`mv {path} {path}.damaged`; the consults in it are lost unless a backup has them), or set "
+            "EVIGRAPH_CHECKPOINT_URL to another store. `evigraph consults` lists what can still be read."
+        )
+    if "readonly" in text or "read-only" in text or "unable to open" in text or "permission" in text:
+        return (
+            f"The consult store {path} cannot be written ({exc}). Make the file and its folder writable "
+            f"(e.g. `chmod u+w {path} {path.parent}`), or set EVIGRAPH_DATA_DIR (or EVIGRAPH_CHECKPOINT_URL) "
+            "to a writable place. `evigraph consults` can still list the consults in it."
+        )
+    if "locked" in text or "busy" in text:
+        return f"The consult store {path} is locked by another process ({exc}). Wait a moment and try again."
+    return f"The consult store {path} cannot be used ({exc}). Set EVIGRAPH_CHECKPOINT_URL to another store."
+
+
+def _sqlite_path(conn: sqlite3.Connection) -> Path:
+    """The file behind a SQLite connection (for messages)."""
+    try:
+        return Path(conn.execute("PRAGMA database_list").fetchone()[2])
+    except sqlite3.DatabaseError:
+        return Path("consults.sqlite")
+
+
+def _open_sqlite_read_only(path: Path) -> BaseCheckpointSaver[Any]:
+    """A SqliteSaver on a read-only connection, for listing a store that cannot be written."""
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    try:
+        try:
+            conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
+            conn.execute("SELECT COUNT(*) FROM checkpoints").fetchone()
+        except sqlite3.OperationalError:
+            # In a read-only folder SQLite cannot create the WAL index it needs even to read: tell it the
+            # file cannot change (nobody can write it there either), which reads without one.
+            conn = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True, check_same_thread=False)
+            conn.execute("SELECT COUNT(*) FROM checkpoints").fetchone()
+    except sqlite3.DatabaseError as exc:
+        raise UserError(consult_store_problem(path, exc)) from exc
+    saver = SqliteSaver(conn)
+    saver.is_setup = True  # the tables exist (checked above); setting them up would write
+    return saver
 
 
 def _open_postgres_checkpointer(url: str) -> BaseCheckpointSaver[Any]:
@@ -80,12 +159,8 @@ def _open_postgres_checkpointer(url: str) -> BaseCheckpointSaver[Any]:
 
 
 def _redacted(url: str) -> str:
-    """The URL as it is safe to show: the password, if any, replaced by ***."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
-    return urlunsplit(parts._replace(netloc=netloc))
+    """The URL as it is safe to show: userinfo password and ``?password=`` replaced by ***."""
+    return redact(url)
 
 
 def new_consult_id() -> str:
@@ -120,9 +195,12 @@ def list_consults(checkpointer: BaseCheckpointSaver[Any], limit: int = 20) -> li
 
     limit = max(int(limit), 0)
     if isinstance(checkpointer, SqliteSaver):
-        checkpointer.setup()  # a brand-new file has no table yet (the saver creates it on first use)
-        with checkpointer.lock:
-            rows = checkpointer.conn.execute(RECENT_THREADS_SQL.format(limit="?"), (limit,)).fetchall()
+        try:
+            checkpointer.setup()  # a brand-new file has no table yet (the saver creates it on first use)
+            with checkpointer.lock:
+                rows = checkpointer.conn.execute(RECENT_THREADS_SQL.format(limit="?"), (limit,)).fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise UserError(consult_store_problem(_sqlite_path(checkpointer.conn), exc)) from exc
         return [str(row[0]) for row in rows]
     if type(checkpointer).__name__ == "PostgresSaver":  # the optional extra is imported only when used
         with checkpointer.lock:  # type: ignore[attr-defined]
@@ -162,7 +240,7 @@ async def open_async_checkpointer(
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
     path = Path(url) if url else settings.checkpoint_path
-    path.parent.mkdir(parents=True, exist_ok=True)
+    _open_sqlite_checkpointer(path).conn.close()  # type: ignore[attr-defined]  # same checks and messages
     async with aiosqlite.connect(path, timeout=30.0) as conn:
         saver = AsyncSqliteSaver(conn)
         await saver.setup()
