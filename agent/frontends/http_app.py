@@ -46,6 +46,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from agent.consult_lock import ConsultBusy
 from agent.errors import UserError
 from agent.frontends.http_health import readiness
+from agent.redact import install_log_redaction, redact
 from agent.serving import ConsultService, ServerBusy, ServeSettings, UnknownConsult
 from agent.sessions import new_consult_id
 from graphs.kb_layout import KBError
@@ -181,6 +182,7 @@ def app_from_env() -> FastAPI:
     from graphs.settings import load_settings
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    install_log_redaction()
     settings = load_settings()
     llm = make_chat_model(settings)
     return make_app(lambda limits: ConsultService.open(settings, limits, llm=llm), ServeSettings())
@@ -316,6 +318,12 @@ def sse(event: str, data: Any) -> bytes:
 
 
 def error_response(exc: BaseException, where: str) -> tuple[int, str, dict[str, str]]:
+    """Status, message and headers for any failure, with secrets (URL passwords, tokens) masked."""
+    status, message, headers = _classify(exc, where)
+    return status, redact(message), headers
+
+
+def _classify(exc: BaseException, where: str) -> tuple[int, str, dict[str, str]]:
     """Status, message and headers for any failure (unexpected ones are logged with their traceback)."""
     if isinstance(exc, ApiError):
         return exc.status, exc.message, exc.headers
