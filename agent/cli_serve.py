@@ -9,6 +9,7 @@ and the HTTP API has no authentication, so anything public goes through a TLS pr
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable
 from pathlib import Path
 from socketserver import BaseServer
@@ -88,10 +89,13 @@ def serve(
     parallel: Annotated[
         int | None, typer.Option(help="Turns run at the same time (EVIGRAPH_MAX_PARALLEL_TURNS, default 4).")
     ] = None,
+    workers: Annotated[
+        int, typer.Option(min=1, help="Server processes (about one CPU each; each opens its own KB).")
+    ] = 1,
 ) -> None:
     """HTTP JSON API (OpenAPI at /docs): POST /v1/consults, POST /v1/consults/ID/turns, GET /v1/consults/ID,
     GET /healthz, GET /readyz. Set EVIGRAPH_API_TOKEN to require a bearer token."""
-    from agent.http_api import ApiServer
+    from agent.http_api import ApiServer, serve_workers
     from agent.serving import ConsultService, ServeSettings
 
     settings = load_settings(kb_dir=kb_dir)
@@ -105,19 +109,37 @@ def serve(
 
         consultant.kb.close()  # the service opens (and live-switches) its own
         try:
-            api = ApiServer(open_service, host, port, limits)
+            api = ApiServer(open_service, host, port, limits) if workers == 1 else None
         except OSError as exc:
             raise UserError(
                 f"Cannot listen on {host}:{port} ({exc.strerror or exc}). Choose another --port."
             ) from None
     err = Console(stderr=True)
-    where = f"http://{host}:{api.port}"
+    where = f"http://{host}:{api.port if api else port}"
     err.print(
         f"[dim]EviGraph API at {where}/v1/consults (docs {where}/docs) · {consultant.mode} mode · "
-        f"KB {consultant.kb.version} · Ctrl-C to stop"
+        f"KB {consultant.kb.version} · {workers} worker(s) · Ctrl-C to stop"
     )
-    api.serve()
+    if api is not None:
+        api.serve()
+    else:
+        _export_for_workers(settings.kb_root, offline, limits)
+        with user_errors():
+            try:
+                serve_workers(host, port, workers, limits)
+            except OSError as exc:
+                raise UserError(
+                    f"Cannot listen on {host}:{port} ({exc.strerror or exc}). Choose another --port."
+                ) from None
     err.print("[dim]stopped.")
+
+
+def _export_for_workers(kb_root: Path, offline: bool, limits: Any) -> None:
+    """Worker processes build their settings from the environment: put this command's options there."""
+    os.environ["EVIGRAPH_KB_DIR"] = str(kb_root)
+    os.environ["EVIGRAPH_MAX_PARALLEL_TURNS"] = str(limits.max_parallel_turns)
+    if offline:
+        os.environ["EVIGRAPH_LLM_ENABLED"] = "false"
 
 
 def _listen(make: Callable[[], BaseServer], host: str, port: int) -> BaseServer:
