@@ -111,8 +111,10 @@ def rule_verdict(deps: ConsultDeps, state: ConsultState) -> Verdict:
         f"{len(about)} passages are about the question's subject",
         f"best answering passage similarity {f['best_answering']:.2f} (needs ≥ {MIN_RELEVANCE})",
     ]
-    if not focus.entities:
-        reasons.insert(0, "no medical subject of the question was found in the knowledge graph")
+    if not question_entities(state):
+        reasons.insert(0, "no medical entity of the question was found in the knowledge graph")
+    elif not focus.entities:
+        reasons.insert(0, "the question's entities only name what is asked, not a medical subject")
     return {
         "sufficient": decide(f, MIN_ANSWERING, MIN_RELEVANCE),
         "completeness": completeness,
