@@ -147,3 +147,13 @@ def test_mmr_skips_a_near_duplicate_for_a_different_sentence() -> None:
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     assert mmr(np.array([0.9, 0.89, 0.7]), vectors, 2, 0.7) == [0, 2]
     assert mmr(np.array([0.9, 0.89, 0.7]), vectors, 2, 1.0) == [0, 1]  # without diversity: the two best
+
+
+def test_full_shows_every_passage_the_short_answer_leaves_out(consultant: Consultant) -> None:
+    from agent.context import ConsultContext
+
+    short = consultant.ask("How is gout treated?").answer
+    full = consultant.ask("How is gout treated?", context=ConsultContext(extra={"full": True})).answer
+    shown = {c for c in cited_ids(short["text"]) if c.startswith("E:")}
+    shown_full = {c for c in cited_ids(full["text"]) if c.startswith("E:")}
+    assert shown < shown_full and "`--full`" in short["text"] and "`--full`" not in full["text"]
