@@ -44,7 +44,7 @@ FEATURES = REPORTS / "sufficiency_features.jsonl"
 TARGET_P = 0.95
 TARGET_OOK = 0.90
 GRID_ANSWERING = (1, 2, 3, 4)
-GRID_RELEVANCE = tuple(round(0.30 + 0.05 * i, 2) for i in range(8))
+GRID_RELEVANCE = tuple(round(0.40 + 0.05 * i, 2) for i in range(9))
 
 
 def collect(out: Path) -> list[dict[str, Any]]:
@@ -191,6 +191,9 @@ def main(argv: list[str] | None = None) -> None:
         rows = [json.loads(line) for line in args.features.read_text(encoding="utf-8").splitlines() if line]
     else:
         rows = collect(args.features)
+    labels = {q["id"]: q for q in map(json.loads, DATASET.read_text(encoding="utf-8").splitlines())}
+    for r in rows:  # the labels of the dataset file rule (a question may be relabelled after reading)
+        r.update({k: labels[r["id"]][k] for k in ("answerable", "kind", "split")})
     args.out.write_text(report(rows, load), encoding="utf-8")
     print(f"{len(rows)} questions in {time.perf_counter() - started:.0f} s; report {args.out}")
 

@@ -34,10 +34,13 @@ from agent.nodes.hypothesis import condition
 from agent.state import ConsultState, EntityRec, EvidenceRec, Verdict
 from prompts import render_prompt
 
-MIN_RELEVANCE = 0.45
-"""Cosine floor for the best *answering* passage (calibrated; see the module doc)."""
-MIN_ANSWERING = 2
-"""Answering passages needed among the top ones (calibrated; see the module doc)."""
+MIN_RELEVANCE = 0.65
+"""Cosine floor for the best *answering* passage. Calibrated (evals/reports/sufficiency_calibration.md):
+the best-recall pair whose calibration precision of "answered" is ≥ 0.95; held-out precision 42/42."""
+MIN_ANSWERING = 1
+"""Answering passages needed among the top ones (calibrated with ``MIN_RELEVANCE``)."""
+UNRELATED_BELOW = 0.45
+"""The LLM verdict's floor: no question entity in any top passage and the best cosine below this."""
 SUFFICIENT_AT = 7.0
 TOP_FOR_COVERAGE = 8
 
@@ -99,6 +102,8 @@ def rule_verdict(deps: ConsultDeps, state: ConsultState) -> Verdict:
     f = sufficiency_features(deps, state)
     missing_entities = uncovered(deps, focus, about)
     missing_labels = [] if answering else [lab for lab in focus.asked if lab != "overview"]
+    if answering and f["best_answering"] < MIN_RELEVANCE:
+        missing_labels = [f"a passage close enough to the question (best {f['best_answering']:.2f})"]
     focus_cov = (len(focus.entities) - len(missing_entities)) / len(focus.entities) if focus.entities else 0.0
     relevant = f["best_answering"] >= MIN_RELEVANCE
     share = min(1.0, len(answering) / MIN_ANSWERING)
@@ -183,10 +188,10 @@ def unrelated_evidence(deps: ConsultDeps, state: ConsultState) -> str:
     question and none is even similar to it, no rating makes the evidence an answer to this question.
     """
     ents, missing, best = entity_coverage(deps, state)
-    if len(missing) == len(ents) and best < MIN_RELEVANCE:
+    if len(missing) == len(ents) and best < UNRELATED_BELOW:
         return (
             f"overruled: no top passage mentions an entity of the question and the best passage similarity "
-            f"{best:.2f} is below {MIN_RELEVANCE}"
+            f"{best:.2f} is below {UNRELATED_BELOW}"
         )
     focus = question_focus(deps.kb, state)
     if (
