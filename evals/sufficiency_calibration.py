@@ -62,6 +62,7 @@ def collect(out: Path) -> list[dict[str, Any]]:
                 **sufficiency.sufficiency_features(deps, state),
                 "status": result.answer.get("status"),
                 "seconds": result.seconds,
+                "ran_with": [sufficiency.MIN_ANSWERING, sufficiency.MIN_RELEVANCE],
             }
             rows.append(row)
             handle.write(json.dumps(row) + "\n")
@@ -115,6 +116,7 @@ def report(rows: list[dict[str, Any]], load: str) -> str:
     a, rel, cal_s = choose(cal)
     held_s = scores(held, a, rel)
     current = (sufficiency.MIN_ANSWERING, sufficiency.MIN_RELEVANCE)
+    ran_with = tuple(rows[0].get("ran_with", current)) if rows else current
     lines = [
         "# Sufficiency calibration (offline rule)",
         "",
@@ -147,7 +149,7 @@ def report(rows: list[dict[str, Any]], load: str) -> str:
     agent_tp = sum(1 for r in agent_answered if r["answerable"])
     lines += [
         "",
-        f"The agent's own status on the held-out half (as run, thresholds {current}): precision of "
+        f"The agent's own status on the held-out half (as run, thresholds {ran_with}): precision of "
         f'"answered" {fmt_ci(agent_tp, len(agent_answered))}, recall '
         f"{fmt_ci(agent_tp, sum(1 for r in held if r['answerable']))}.",
         "",
@@ -188,6 +190,7 @@ def main(argv: list[str] | None = None) -> None:
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     started = time.perf_counter()
     if args.reuse:
+        load = "not measured here (--reuse sweeps features recorded by an earlier run)"
         rows = [json.loads(line) for line in args.features.read_text(encoding="utf-8").splitlines() if line]
     else:
         rows = collect(args.features)
