@@ -66,7 +66,8 @@ class Verdict(TypedDict, total=False):
 
 
 class KGFactRec(TypedDict, total=False):
-    """A KG fact of the direct answer: the focus linked to ``entity_name`` by ``relation`` (cite ``chain_ids``)."""
+    """A KG fact of the direct answer: the focus linked to ``entity_name`` by ``relation`` (cite
+    ``chain_ids``)."""
 
     entity_id: str
     entity_name: str

@@ -54,7 +54,7 @@ def gold_rows(settings: Settings) -> list[dict[str, Any]]:
     """The bioasq-dev questions joined with their golden ideal and exact answers."""
     golden = {}
     path = settings.shared_data_dir / "eval" / "bioasq_taskb_golden_7b_10b.jsonl"
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for line in path.read_text(encoding="utf-8").split("\n"):  # splitlines() would cut at U+2028 in text
         if line.strip():
             row = json.loads(line)
             golden[row["id"]] = row

@@ -77,8 +77,9 @@ NON_MEDICAL = (
 )
 
 
+CARPAL_TUNNEL = "bioasq-601eaac81cb411341a000051"
 RELABELLED: dict[str, str] = {
-    "bioasq-601eaac81cb411341a000051": "the NINDS Carpal Tunnel Syndrome page (core KB) names the median\n    nerve",
+    CARPAL_TUNNEL: "the NINDS Carpal Tunnel Syndrome page (core KB) names the median nerve",
 }
 """Questions of an "unanswerable" source that the default KB does answer, found by reading the passages the
 calibration run marked answered (the reason quotes where the answer is); they are labelled answerable."""
