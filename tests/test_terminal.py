@@ -104,7 +104,7 @@ def test_chat_session_questions_commands_export_and_cancel(
     first_id = chat.consult
     assert first_id != "new"
     assert "steps" in shown and "✓ turn 1 · task clinical" in shown and "✓ answer:" in shown
-    assert "[1]" in shown and "citations" in shown and "[1] E:" in shown
+    assert "[1]" in shown and "citations" in shown and "] E:" in shown
     assert f"consult {first_id}" in shown and "LLM calls 0" in shown
     assert "Decision support only" in shown
 
@@ -130,7 +130,7 @@ def test_chat_session_questions_commands_export_and_cancel(
     text = md.read_text(encoding="utf-8")
     assert f"# EviGraph consult {first_id}" in text
     assert "## Turn 1: " + Q1 in text and "## Turn 2: " + Q2 in text
-    assert "### Citations" in text and "1. `E:" in text and "### Sources" in text and "KB slice-" in text
+    assert "### Citations" in text and ". `E:" in text and "### Sources" in text and "KB slice-" in text
     exported = json.loads(js.read_text(encoding="utf-8"))
     assert exported["consult_id"] == first_id
     assert [t["question"] for t in exported["turns"]] == [Q1, Q2]

@@ -72,11 +72,19 @@ def entity_coverage(deps: ConsultDeps, state: ConsultState) -> tuple[list[Entity
     return ents, missing_entities, best
 
 
-def sufficiency_features(deps: ConsultDeps, state: ConsultState) -> dict[str, float | int]:
-    """What the offline rule decides from (also what the calibration script records per question)."""
+def sufficiency_features(
+    deps: ConsultDeps,
+    state: ConsultState,
+    found: tuple[Focus, list[EvidenceRec], list[EvidenceRec]] | None = None,
+) -> dict[str, float | int]:
+    """What the offline rule decides from (also what the calibration script records per question);
+    ``found`` passes in (focus, about, answering) when the caller already has them."""
     top = state.get("evidence", [])[:TOP_FOR_COVERAGE]
-    focus = question_focus(deps.kb, state)
-    about, answering = answering_passages(deps.kb, focus, top)
+    if found is None:
+        focus = question_focus(deps.kb, state)
+        about, answering = answering_passages(deps.kb, focus, top)
+    else:
+        focus, about, answering = found
     return {
         "focus": len(focus.entities),
         "about": len(about),
@@ -99,7 +107,7 @@ def rule_verdict(deps: ConsultDeps, state: ConsultState) -> Verdict:
     top = state.get("evidence", [])[:TOP_FOR_COVERAGE]
     focus = question_focus(deps.kb, state)
     about, answering = answering_passages(deps.kb, focus, top)
-    f = sufficiency_features(deps, state)
+    f = sufficiency_features(deps, state, (focus, about, answering))
     missing_entities = uncovered(deps, focus, about)
     missing_labels = [] if answering else [lab for lab in focus.asked if lab != "overview"]
     if answering and f["best_answering"] < MIN_RELEVANCE:
