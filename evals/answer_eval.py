@@ -171,9 +171,9 @@ def report(results: list[dict[str, Any]], embed_ms: list[float], kb_version: str
         f"took median {statistics.median(embed_ms) if embed_ms else 0:.0f} ms, p90 "
         f"{sorted(embed_ms)[int(0.9 * (len(embed_ms) - 1))] if embed_ms else 0:.0f} ms over {len(embed_ms)} "
         "turns (query-vector memory cleared first; every candidate embedded, the worst case — the agent "
-        "reuses stored vectors for whole-passage sentences and embeds at most 40). That is a large share of a "
-        "turn on this shared machine: build-time sentence vectors in the shipped embedding cache (a lookup, at "
-        "the price of a cache several times larger) are the recommended next step.",
+        "reuses stored vectors for whole-passage sentences and embeds at most 40). That is a large share "
+        "of a turn on this shared machine: build-time sentence vectors in the shipped embedding cache (a "
+        "lookup, at the price of a cache several times larger) are the recommended next step.",
     ]
     return "\n".join(lines) + "\n"
 
