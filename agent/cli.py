@@ -74,6 +74,7 @@ def ask(
 ) -> None:
     """One question, one cited answer (builds the default KB on first use)."""
     from agent.cli_kb import open_consultant
+    from agent.context import ConsultContext
     from agent.render import event_line, print_answer, turn_footer
 
     settings = load_settings(kb_dir=kb_dir)
@@ -82,12 +83,17 @@ def ask(
         if question == "-":
             question = sys.stdin.read()
         consultant = open_consultant(settings, offline)
+        context = ConsultContext(extra={"full": True}) if full else None
         if as_json:
-            result = consultant.ask(question, consult_id=consult, task=task)
+            result = consultant.ask(question, consult_id=consult, task=task, context=context)
         else:
             with err.status("consulting…") as status:
                 result = consultant.ask(
-                    question, consult_id=consult, task=task, on_event=lambda e: status.update(event_line(e))
+                    question,
+                    consult_id=consult,
+                    task=task,
+                    on_event=lambda e: status.update(event_line(e)),
+                    context=context,
                 )
     if as_json:
         typer.echo(json.dumps(result.payload(), indent=2, default=str))

@@ -44,7 +44,7 @@ FEATURES = REPORTS / "sufficiency_features.jsonl"
 TARGET_P = 0.95
 TARGET_OOK = 0.90
 GRID_ANSWERING = (1, 2, 3, 4)
-GRID_RELEVANCE = tuple(round(0.30 + 0.05 * i, 2) for i in range(8))
+GRID_RELEVANCE = tuple(round(0.40 + 0.05 * i, 2) for i in range(9))
 
 
 def collect(out: Path) -> list[dict[str, Any]]:
@@ -62,6 +62,7 @@ def collect(out: Path) -> list[dict[str, Any]]:
                 **sufficiency.sufficiency_features(deps, state),
                 "status": result.answer.get("status"),
                 "seconds": result.seconds,
+                "ran_with": [sufficiency.MIN_ANSWERING, sufficiency.MIN_RELEVANCE],
             }
             rows.append(row)
             handle.write(json.dumps(row) + "\n")
@@ -115,6 +116,7 @@ def report(rows: list[dict[str, Any]], load: str) -> str:
     a, rel, cal_s = choose(cal)
     held_s = scores(held, a, rel)
     current = (sufficiency.MIN_ANSWERING, sufficiency.MIN_RELEVANCE)
+    ran_with = tuple(rows[0].get("ran_with", current)) if rows else current
     lines = [
         "# Sufficiency calibration (offline rule)",
         "",
@@ -147,7 +149,7 @@ def report(rows: list[dict[str, Any]], load: str) -> str:
     agent_tp = sum(1 for r in agent_answered if r["answerable"])
     lines += [
         "",
-        f"The agent's own status on the held-out half (as run, thresholds {current}): precision of "
+        f"The agent's own status on the held-out half (as run, thresholds {ran_with}): precision of "
         f'"answered" {fmt_ci(agent_tp, len(agent_answered))}, recall '
         f"{fmt_ci(agent_tp, sum(1 for r in held if r['answerable']))}.",
         "",
@@ -188,9 +190,13 @@ def main(argv: list[str] | None = None) -> None:
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     started = time.perf_counter()
     if args.reuse:
+        load = "not measured here (--reuse sweeps features recorded by an earlier run)"
         rows = [json.loads(line) for line in args.features.read_text(encoding="utf-8").splitlines() if line]
     else:
         rows = collect(args.features)
+    labels = {q["id"]: q for q in map(json.loads, DATASET.read_text(encoding="utf-8").splitlines())}
+    for r in rows:  # the labels of the dataset file rule (a question may be relabelled after reading)
+        r.update({k: labels[r["id"]][k] for k in ("answerable", "kind", "split")})
     args.out.write_text(report(rows, load), encoding="utf-8")
     print(f"{len(rows)} questions in {time.perf_counter() - started:.0f} s; report {args.out}")
 

@@ -15,6 +15,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from agent.citations import cited_ids
 from agent.consult import Consultant
+from agent.nodes.answer import DIRECT_LABEL, KG_ONLY_LABEL
 from agent.nodes.focus import Focus, carries_aspect, question_focus, sentences
 from agent.nodes.key_sentences import MAX_SENTENCES, mmr
 from agent.sessions import thread_config
@@ -41,7 +42,6 @@ def test_first_line_medicine_names_metformin_with_a_chain_citation_before_any_pa
     consultant: Consultant,
 ) -> None:
     answer = consultant.ask(FIRST_LINE).answer
-    assert answer["status"] == "answered"
     facts = {f["entity_id"]: f for f in answer["direct"]["facts"]}
     assert METFORMIN in facts, answer["direct"]
     metformin = facts[METFORMIN]
@@ -49,7 +49,12 @@ def test_first_line_medicine_names_metformin_with_a_chain_citation_before_any_pa
     assert set(metformin["chain_ids"]) <= set(answer["chain_ids"])  # cited chains are retrieved chains
     text = answer["text"]
     first_chain = text.index(f"[{metformin['chain_ids'][0]}]")
-    assert text.index("Metformin") < first_chain < text.index("### Supporting passages")
+    passages = "### Supporting passages" if answer["status"] == "answered" else "### Closest passages"
+    assert text.index("Metformin") < first_chain < text.index(passages)
+    heading = (
+        DIRECT_LABEL if answer["status"] == "answered" else KG_ONLY_LABEL
+    )  # never "answer" if insufficient
+    assert f"### {heading}" in text
     assert set(cited_ids(text)) <= set(answer["evidence_ids"]) | set(answer["chain_ids"])
     assert len(answer["direct"]["lines"]) <= 8
 
@@ -147,3 +152,13 @@ def test_mmr_skips_a_near_duplicate_for_a_different_sentence() -> None:
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     assert mmr(np.array([0.9, 0.89, 0.7]), vectors, 2, 0.7) == [0, 2]
     assert mmr(np.array([0.9, 0.89, 0.7]), vectors, 2, 1.0) == [0, 1]  # without diversity: the two best
+
+
+def test_full_shows_every_passage_the_short_answer_leaves_out(consultant: Consultant) -> None:
+    from agent.context import ConsultContext
+
+    short = consultant.ask("How is gout treated?").answer
+    full = consultant.ask("How is gout treated?", context=ConsultContext(extra={"full": True})).answer
+    shown = {c for c in cited_ids(short["text"]) if c.startswith("E:")}
+    shown_full = {c for c in cited_ids(full["text"]) if c.startswith("E:")}
+    assert shown < shown_full and "`--full`" in short["text"] and "`--full`" not in full["text"]

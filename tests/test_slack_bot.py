@@ -164,7 +164,7 @@ def test_a_mention_gets_a_cited_answer_in_its_thread(bot: SlackBot) -> None:
     shown = message_text(answer)
     kb_version = bot.consultant.kb.version
     assert f"*{OFFLINE_LABEL}*" in shown
-    assert "[1]" in shown and "*Citations*" in shown and "[1] `E:" in shown
+    assert "[1]" in shown and "*Citations*" in shown and "] `E:" in shown
     assert "*Sources (" in shown and f"KB {kb_version}" in shown and "offline mode" in shown
     assert SAFETY_NOTE in shown
     assert answer["args"]["text"]  # the plain-text fallback for notifications is never empty

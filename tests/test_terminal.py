@@ -135,7 +135,7 @@ def test_chat_session_questions_commands_export_and_cancel(
     text = md.read_text(encoding="utf-8")
     assert f"# EviGraph consult {first_id}" in text
     assert "## Turn 1: " + Q1 in text and "## Turn 2: " + Q2 in text
-    assert "### Citations" in text and "1. `E:" in text and "### Sources" in text and "KB slice-" in text
+    assert "### Citations" in text and ". `E:" in text and "### Sources" in text and "KB slice-" in text
     exported = json.loads(js.read_text(encoding="utf-8"))
     assert exported["consult_id"] == first_id
     assert [t["question"] for t in exported["turns"]] == [Q1, Q2]

@@ -40,6 +40,9 @@ SAFETY_NOTE = (
 )
 OFFLINE_LABEL = "Retrieved evidence (offline mode — extractive, not a generated answer)"
 DIRECT_LABEL = "Direct answer (from the retrieved evidence)"
+KG_ONLY_LABEL = (
+    "What the knowledge graph lists for the asked relation (the passages are not enough to answer)"
+)
 SHOWN_LABELS = 3
 SHOWN_PER_LABEL = 2
 PASSAGE_CHARS = 320
@@ -86,9 +89,7 @@ def extractive_text(
         lines += [insufficient_line(verdict), ""]
     lines += mcq_lines(mcq, {e["id"] for e in evidence})
     if direct and direct.get("lines"):
-        heading = (
-            DIRECT_LABEL if sufficient else "What the knowledge graph lists (not an answer to the question)"
-        )
+        heading = DIRECT_LABEL if sufficient else KG_ONLY_LABEL
         lines += [f"### {heading}", *direct["lines"], ""]
     if not sufficient and not full:
         closest = evidence[:CLOSEST_SHOWN]

@@ -12,9 +12,10 @@ direct answer and a compact LLM answer prompt (issue 14) can share it. How:
 4. pick by MMR (λ = ``MMR_LAMBDA``) over the sentence vectors, so five near-identical sentences from
    MedQuAD's repeated pages do not fill the block; exact repeats are dropped outright.
 
-Vectors are computed on the fly for the candidate sentences (a few dozen per turn): measured in
-evals/reports/answer_eval.md against looking them up in the shipped embedding cache, which holds passages,
-not sentences — so build-time sentence vectors would double the shipped cache for a gain of tens of ms.
+Vectors are computed on the fly for at most ``MAX_CANDIDATES`` sentences per turn; a sentence that is its
+whole passage (BioASQ snippets often are) reuses the stored passage vector. The on-the-fly cost is measured
+in evals/reports/answer_eval.md; build-time sentence vectors (shipped in the embedding cache) are the next
+step if it dominates a turn.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ from graphs.kb import KnowledgeBase
 from graphs.labels import mentions_label
 
 TOP_PASSAGES = 10
+MAX_CANDIDATES = 40
+"""Sentences embedded per turn at most (in passage rank order): bounds the on-the-fly embedding cost."""
 MAX_SENTENCES = 6
 MIN_CHARS = 25
 MAX_CHARS = 500
@@ -67,7 +70,31 @@ def candidates(focus: Focus, evidence: list[EvidenceRec]) -> list[tuple[Evidence
             if keyword_is_focus or focus.named_in(sentence):
                 seen.add(key)
                 out.append((ev, s, e))
+                if len(out) >= MAX_CANDIDATES:
+                    return out
     return out
+
+
+def sentence_vectors(kb: KnowledgeBase, cands: list[tuple[EvidenceRec, int, int]]) -> np.ndarray:
+    """Vectors of the candidate sentences: a sentence that is its whole passage reuses the passage's stored
+    vector (same model; the builder embedded it under its document title); the others are embedded now."""
+    whole = [ev["id"] for ev, s, e in cands if ev["text"][s:e] == ev["text"].strip()]
+    stored = kb.vectors.get_vectors("evidence", whole) if whole else {}
+    fresh = [
+        i
+        for i, (ev, s, e) in enumerate(cands)
+        if not (ev["text"][s:e] == ev["text"].strip() and ev["id"] in stored)
+    ]
+    embedded = (
+        dict(
+            zip(fresh, kb.embed([cands[i][0]["text"][cands[i][1] : cands[i][2]] for i in fresh]), strict=True)
+        )
+        if fresh
+        else {}
+    )
+    return np.stack(
+        [embedded[i] if i in embedded else stored[ev["id"]] for i, (ev, _, _) in enumerate(cands)]
+    )
 
 
 def mmr(scores: np.ndarray, vectors: np.ndarray, k: int, lam: float) -> list[int]:
@@ -99,7 +126,7 @@ def select_key_sentences(
         return []
     asked = [label for label in focus.asked if label != "overview"]
     texts = [ev["text"][s:e] for ev, s, e in cands]
-    vecs = kb.embed(texts)
+    vecs = sentence_vectors(kb, cands)
     qvec = kb.embed([question])[0]
     scores = vecs @ qvec
     for i, (ev, _, _) in enumerate(cands):

@@ -34,10 +34,13 @@ from agent.nodes.hypothesis import condition
 from agent.state import ConsultState, EntityRec, EvidenceRec, Verdict
 from prompts import render_prompt
 
-MIN_RELEVANCE = 0.45
-"""Cosine floor for the best *answering* passage (calibrated; see the module doc)."""
-MIN_ANSWERING = 2
-"""Answering passages needed among the top ones (calibrated; see the module doc)."""
+MIN_RELEVANCE = 0.65
+"""Cosine floor for the best *answering* passage. Calibrated (evals/reports/sufficiency_calibration.md):
+the best-recall pair whose calibration precision of "answered" is ≥ 0.95; held-out precision 42/42."""
+MIN_ANSWERING = 1
+"""Answering passages needed among the top ones (calibrated with ``MIN_RELEVANCE``)."""
+UNRELATED_BELOW = 0.45
+"""The LLM verdict's floor: no question entity in any top passage and the best cosine below this."""
 SUFFICIENT_AT = 7.0
 TOP_FOR_COVERAGE = 8
 
@@ -69,11 +72,19 @@ def entity_coverage(deps: ConsultDeps, state: ConsultState) -> tuple[list[Entity
     return ents, missing_entities, best
 
 
-def sufficiency_features(deps: ConsultDeps, state: ConsultState) -> dict[str, float | int]:
-    """What the offline rule decides from (also what the calibration script records per question)."""
+def sufficiency_features(
+    deps: ConsultDeps,
+    state: ConsultState,
+    found: tuple[Focus, list[EvidenceRec], list[EvidenceRec]] | None = None,
+) -> dict[str, float | int]:
+    """What the offline rule decides from (also what the calibration script records per question);
+    ``found`` passes in (focus, about, answering) when the caller already has them."""
     top = state.get("evidence", [])[:TOP_FOR_COVERAGE]
-    focus = question_focus(deps.kb, state)
-    about, answering = answering_passages(deps.kb, focus, top)
+    if found is None:
+        focus = question_focus(deps.kb, state)
+        about, answering = answering_passages(deps.kb, focus, top)
+    else:
+        focus, about, answering = found
     return {
         "focus": len(focus.entities),
         "about": len(about),
@@ -96,9 +107,11 @@ def rule_verdict(deps: ConsultDeps, state: ConsultState) -> Verdict:
     top = state.get("evidence", [])[:TOP_FOR_COVERAGE]
     focus = question_focus(deps.kb, state)
     about, answering = answering_passages(deps.kb, focus, top)
-    f = sufficiency_features(deps, state)
+    f = sufficiency_features(deps, state, (focus, about, answering))
     missing_entities = uncovered(deps, focus, about)
     missing_labels = [] if answering else [lab for lab in focus.asked if lab != "overview"]
+    if answering and f["best_answering"] < MIN_RELEVANCE:
+        missing_labels = [f"a passage close enough to the question (best {f['best_answering']:.2f})"]
     focus_cov = (len(focus.entities) - len(missing_entities)) / len(focus.entities) if focus.entities else 0.0
     relevant = f["best_answering"] >= MIN_RELEVANCE
     share = min(1.0, len(answering) / MIN_ANSWERING)
@@ -111,8 +124,10 @@ def rule_verdict(deps: ConsultDeps, state: ConsultState) -> Verdict:
         f"{len(about)} passages are about the question's subject",
         f"best answering passage similarity {f['best_answering']:.2f} (needs ≥ {MIN_RELEVANCE})",
     ]
-    if not focus.entities:
-        reasons.insert(0, "no medical subject of the question was found in the knowledge graph")
+    if not question_entities(state):
+        reasons.insert(0, "no medical entity of the question was found in the knowledge graph")
+    elif not focus.entities:
+        reasons.insert(0, "the question's entities only name what is asked, not a medical subject")
     return {
         "sufficient": decide(f, MIN_ANSWERING, MIN_RELEVANCE),
         "completeness": completeness,
@@ -181,10 +196,10 @@ def unrelated_evidence(deps: ConsultDeps, state: ConsultState) -> str:
     question and none is even similar to it, no rating makes the evidence an answer to this question.
     """
     ents, missing, best = entity_coverage(deps, state)
-    if len(missing) == len(ents) and best < MIN_RELEVANCE:
+    if len(missing) == len(ents) and best < UNRELATED_BELOW:
         return (
             f"overruled: no top passage mentions an entity of the question and the best passage similarity "
-            f"{best:.2f} is below {MIN_RELEVANCE}"
+            f"{best:.2f} is below {UNRELATED_BELOW}"
         )
     focus = question_focus(deps.kb, state)
     if (

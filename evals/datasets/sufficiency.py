@@ -77,6 +77,14 @@ NON_MEDICAL = (
 )
 
 
+CARPAL_TUNNEL = "bioasq-601eaac81cb411341a000051"
+RELABELLED: dict[str, str] = {
+    CARPAL_TUNNEL: "the NINDS Carpal Tunnel Syndrome page (core KB) names the median nerve",
+}
+"""Questions of an "unanswerable" source that the default KB does answer, found by reading the passages the
+calibration run marked answered (the reason quotes where the answer is); they are labelled answerable."""
+
+
 def split_of(qid: str) -> str:
     """A stable half of the set: by the first hex digit of the id's SHA-1 (even → calibration)."""
     return "calibration" if int(hashlib.sha1(qid.encode()).hexdigest()[0], 16) % 2 == 0 else "held_out"
@@ -108,7 +116,13 @@ def rows(settings: Settings) -> list[dict[str, object]]:
     for line in (DATA / "bioasq_dev.jsonl").read_text(encoding="utf-8").splitlines():
         if line.strip():
             row = json.loads(line)
-            add(f"bioasq-{row['id']}", row["question"], False, "bioasq")
+            qid = f"bioasq-{row['id']}"
+            add(
+                qid,
+                row["question"],
+                qid in RELABELLED,
+                "bioasq (answered in KB)" if qid in RELABELLED else "bioasq",
+            )
     medication = [
         json.loads(line)
         for line in (shared / "eval" / "medicationqa.jsonl").read_text(encoding="utf-8").splitlines()
