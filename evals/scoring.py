@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import statistics
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from evals.adapters import TWIN_SEPARATOR
 from evals.baselines.base import EvidencePool, Retriever
 from evals.datasets.schema import RetrievalDataset, RetrievalQuestion
 from evals.metrics.retrieval import ranking_metrics
@@ -75,18 +76,37 @@ def resolve_gold(dataset: RetrievalDataset, pool: EvidencePool, question: Retrie
     return Gold(frozenset(passages), documents, misses)
 
 
-def units(dataset: RetrievalDataset, pool: EvidencePool, ranked: Sequence[str], level: str) -> list[str]:
-    """Map ranked evidence ids to the units scored at ``level`` (unknown ids map to themselves)."""
+def units(
+    dataset: RetrievalDataset,
+    pool: EvidencePool,
+    ranked: Sequence[str],
+    level: str,
+    wanted: Collection[str] = (),
+) -> list[str]:
+    """Map ranked evidence ids to the units scored at ``level`` (unknown ids map to themselves).
+
+    An entry may be a slot of twins (evals/adapters.py ``as_slots``): it is one unit, a gold one when any
+    member is gold (the reader is shown the same text), so a folded twin costs no slot.
+    """
     out: list[str] = []
-    for evidence_id in ranked:
-        record = pool.records.get(evidence_id)
-        if record is None:
-            out.append(evidence_id)
-        elif level == "document":
-            out.append(dataset.group(record.document_id))
-        else:
-            out.append(record.document_id if dataset.passage_unit == "document" else evidence_id)
+    for entry in ranked:
+        members = [_unit(dataset, pool, i, level) for i in entry.split(TWIN_SEPARATOR)]
+        out.append(next((u for u in members if u in wanted), members[0]))
     return out
+
+
+def first_ids(ranked: Sequence[str]) -> list[str]:
+    """The kept passage of every slot (for spread: the reader sees one passage per slot)."""
+    return [entry.split(TWIN_SEPARATOR)[0] for entry in ranked]
+
+
+def _unit(dataset: RetrievalDataset, pool: EvidencePool, evidence_id: str, level: str) -> str:
+    record = pool.records.get(evidence_id)
+    if record is None:
+        return evidence_id
+    if level == "document":
+        return dataset.group(record.document_id)
+    return record.document_id if dataset.passage_unit == "document" else evidence_id
 
 
 def run_system(
@@ -129,9 +149,9 @@ def score_run(
         ranked = run.ranked.get(question_id, [])
         for level in LEVELS:
             wanted = gold.passages if level == "passage" else gold.documents
-            per_level[level].append(ranking_metrics(units(dataset, pool, ranked, level), wanted, ks))
+            per_level[level].append(ranking_metrics(units(dataset, pool, ranked, level, wanted), wanted, ks))
         for k in ks:
-            spreads[k].append(spread_at_k(ranked, cluster_of, k))
+            spreads[k].append(spread_at_k(first_ids(ranked), cluster_of, k))
     means = {
         level: {key: float(np.mean([row[key] for row in rows])) for key in rows[0]} if rows else {}
         for level, rows in per_level.items()

@@ -46,6 +46,7 @@ from graphs.kb_layout import (
     read_manifest,
     write_manifest,
 )
+from graphs.lexical_index import build_from_db as build_lexical
 from graphs.loaders import LoadError, LoadReport, detect_corpus_loader
 from graphs.ner import DictionaryMatcher
 from graphs.schema import Evidence, Topic, short_hash
@@ -140,6 +141,7 @@ def _publish_update(
     with conn:
         set_meta(conn, "kb_version", version)
     save_adjacency(build_adjacency(conn), tmp)
+    build_lexical(conn).save(tmp)  # rebuilt from the updated tables: BM25 statistics are corpus-wide
     conn.close()
     manifest = {
         **manifest,

@@ -1,0 +1,61 @@
+"""Query-dependent fusion weights for evidence_rank: how much BM25 and the question index count.
+
+Why not one global weight: BM25 wins on questions with rare literal tokens (drug and gene codes the encoder
+does not know) and loses on lay questions whose words rarely occur in the passages (issue 11: a global RRF
+with BM25 raised BioASQ recall@10 by 0.04 and cost MedQuAD consumer questions 0.05–0.09). So the lexical
+weight grows with a measurable query feature — the rarity of the query's rarest token in the KB (its BM25
+IDF over the largest possible one, graphs/lexical_index.py ``rarity``) — and the question index counts
+when the KB's documents carry questions that share words with the query.
+
+The constants were chosen on the dev sets only (bioasq-dev, medquad-consumer, pubmedqa) with
+``python -m evals.tune_fusion``; bioasq-test and the full pool were scored once, after the choice
+(evals/reports/retrieval_*.md). The grid and every candidate's dev score are in evals/reports/fusion_dev.md.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+LEXICAL_BASE = 0.15
+"""Lexical weight of a query whose tokens are all common (rarity 0)."""
+LEXICAL_SLOPE = 0.25
+"""Added per unit of rarity above :data:`RARITY_PIVOT` (a token seen once in the KB has rarity 1)."""
+RARITY_PIVOT = 0.5
+LEXICAL_MAX = 0.5
+QUESTION_WEIGHT = 0.2
+"""Weight of the question-index score (BM25 of the query against the question a document answers)."""
+MIN_FRAGMENTS = 2
+"""The fragment rerank joins the semantic score only when the query has at least this many fragments:
+a one-fragment query is the whole question minus stop words, which only adds noise to its cosine."""
+
+
+@dataclass(frozen=True)
+class QueryFeatures:
+    """What the fusion looks at: measurable without an LLM, before ranking."""
+
+    rarity: float
+    tokens: int
+    entities: int
+    fragments: int
+    has_questions: bool
+
+
+@dataclass(frozen=True)
+class FusionWeights:
+    lexical: float
+    question: float
+    use_fragments: bool
+
+
+def fusion_weights(features: QueryFeatures) -> FusionWeights:
+    """The weights of BM25 and the question index for one query (the rest goes to the semantic score).
+
+    Reads the module constants at call time, so the dev-set tuner (evals/tune_fusion.py) can try others.
+    """
+    use_fragments = features.fragments >= MIN_FRAGMENTS
+    if features.tokens == 0:
+        return FusionWeights(0.0, 0.0, use_fragments)
+    rise = max(0.0, features.rarity - RARITY_PIVOT) / (1.0 - RARITY_PIVOT)
+    lexical = min(LEXICAL_MAX, max(0.0, LEXICAL_BASE + LEXICAL_SLOPE * rise))
+    question = QUESTION_WEIGHT if features.has_questions else 0.0
+    return FusionWeights(lexical, question, use_fragments)
