@@ -76,22 +76,38 @@ def resolve_gold(dataset: RetrievalDataset, pool: EvidencePool, question: Retrie
     return Gold(frozenset(passages), documents, misses)
 
 
-def units(
+def units(dataset: RetrievalDataset, pool: EvidencePool, ranked: Sequence[str], level: str) -> list[str]:
+    """Map ranked evidence ids to the units scored at ``level`` (unknown ids map to themselves)."""
+    return [_unit(dataset, pool, i, level) for i in ranked]
+
+
+def slot_metrics(
     dataset: RetrievalDataset,
     pool: EvidencePool,
     ranked: Sequence[str],
     level: str,
-    wanted: Collection[str] = (),
-) -> list[str]:
-    """Map ranked evidence ids to the units scored at ``level`` (unknown ids map to themselves).
+    wanted: Collection[str],
+    ks: Sequence[int],
+) -> dict[str, float]:
+    """:func:`ranking_metrics` where an entry may be a slot of twins (evals/adapters.py ``as_slots``).
 
-    An entry may be a slot of twins (evals/adapters.py ``as_slots``): it is one unit, a gold one when any
-    member is gold (the reader is shown the same text), so a folded twin costs no slot.
+    A slot is one position: its kept passage and the near-duplicates folded into it (the reader is shown
+    that text once). At K the first K *slots* count, every member credited, so folding a twin costs no
+    top-K slot and a gold twin is not lost. The reciprocal rank is 1 / the first slot holding gold. With
+    no slot entries this is exactly ranking_metrics.
     """
-    out: list[str] = []
-    for entry in ranked:
-        members = [_unit(dataset, pool, i, level) for i in entry.split(TWIN_SEPARATOR)]
-        out.append(next((u for u in members if u in wanted), members[0]))
+    slots = [[_unit(dataset, pool, i, level) for i in entry.split(TWIN_SEPARATOR)] for entry in ranked]
+    flat = [u for slot in slots for u in slot]
+    out = ranking_metrics(flat, wanted, ks)
+    if all(len(slot) == 1 for slot in slots):
+        return out
+    first = next((n for n, slot in enumerate(slots, start=1) if set(slot) & set(wanted)), 0)
+    out["mrr"] = 1.0 / first if first else 0.0
+    for k in ks:
+        n = sum(len(slot) for slot in slots[:k])
+        at_n = ranking_metrics(flat, wanted, [max(n, 1)])
+        for name in ("recall", "precision", "success", "ndcg"):
+            out[f"{name}@{k}"] = at_n[f"{name}@{max(n, 1)}"]
     return out
 
 
@@ -149,7 +165,7 @@ def score_run(
         ranked = run.ranked.get(question_id, [])
         for level in LEVELS:
             wanted = gold.passages if level == "passage" else gold.documents
-            per_level[level].append(ranking_metrics(units(dataset, pool, ranked, level, wanted), wanted, ks))
+            per_level[level].append(slot_metrics(dataset, pool, ranked, level, wanted, ks))
         for k in ks:
             spreads[k].append(spread_at_k(first_ids(ranked), cluster_of, k))
     means = {

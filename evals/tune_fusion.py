@@ -79,14 +79,20 @@ class DevSet:
         return {"recall@10": means["recall@10"], "success@1": means["success@1"]}
 
 
-Point = tuple[int, float, float, float]
-"""(MIN_FRAGMENTS, LEXICAL_BASE, LEXICAL_SLOPE, QUESTION_WEIGHT)."""
+Point = tuple[int, float, float, float, float]
+"""(MIN_FRAGMENTS, LEXICAL_BASE, LEXICAL_SLOPE, QUESTION_WEIGHT, LEXICAL_WHEN_QUESTIONS)."""
 
 
 def evaluate(
     sets: Sequence[DevSet], point: Point, table: list[tuple[Point, dict[str, dict[str, float]]]]
 ) -> float:
-    fusion.MIN_FRAGMENTS, fusion.LEXICAL_BASE, fusion.LEXICAL_SLOPE, fusion.QUESTION_WEIGHT = point
+    (
+        fusion.MIN_FRAGMENTS,
+        fusion.LEXICAL_BASE,
+        fusion.LEXICAL_SLOPE,
+        fusion.QUESTION_WEIGHT,
+        fusion.LEXICAL_WHEN_QUESTIONS,
+    ) = point
     scores = {s.name: s.score() for s in sets}
     table.append((point, scores))
     objective = float(np.mean([(v["recall@10"] + v["success@1"]) / 2 for v in scores.values()]))
@@ -107,19 +113,19 @@ def search(sets: Sequence[DevSet]) -> tuple[Point, list[tuple[Point, dict[str, d
                 seen[point] = evaluate(sets, point, table)
         return max(points, key=lambda p: (seen[p], -p[1] - p[2] - p[3]))
 
-    best = best_of([(f, 0.0, 0.0, 0.0) for f in (1, 2, 99)])
-    best = best_of([(best[0], b, 0.0, 0.0) for b in (0.0, 0.1, 0.2, 0.3, 0.4)])
-    best = best_of([(best[0], best[1], s, 0.0) for s in (0.0, 0.15, 0.3)])
-    best = best_of([(best[0], best[1], best[2], q) for q in (0.0, 0.1, 0.2, 0.3)])
-    best = best_of(
-        [(best[0], b, best[2], best[3]) for b in (max(0.0, best[1] - 0.05), best[1], best[1] + 0.05)]
-    )
+    best: Point = (1, 0.3, 0.0, 0.2, 1.0)
+    best = best_of([(f, *best[1:]) for f in (1, 2, 99)])
+    best = best_of([(best[0], b, *best[2:]) for b in (0.0, 0.1, 0.2, 0.3, 0.4)])
+    best = best_of([(*best[:2], s, *best[3:]) for s in (0.0, 0.15, 0.3)])
+    best = best_of([(*best[:3], q, best[4]) for q in (0.0, 0.1, 0.2, 0.3)])
+    best = best_of([(*best[:4], x) for x in (1.0, 0.5, 0.0)])
+    best = best_of([(best[0], b, *best[2:]) for b in (max(0.0, best[1] - 0.05), best[1], best[1] + 0.05)])
     return best, table
 
 
 def render(best: Point, table: list[tuple[Point, dict[str, dict[str, float]]]], names: Sequence[str]) -> str:
     head = (
-        "| fragments from | BM25 base | slope | question | "
+        "| fragments from | BM25 base | slope | question | BM25 factor when a question matches | "
         + " | ".join(f"{n} r@10 | {n} s@1" for n in names)
         + " |"
     )
@@ -132,13 +138,14 @@ def render(best: Point, table: list[tuple[Point, dict[str, dict[str, float]]]], 
         "of (recall@10 + success@1) / 2. bioasq-test and bioasq-full were not read.",
         "",
         f"Chosen: MIN_FRAGMENTS {best[0]}, LEXICAL_BASE {best[1]}, LEXICAL_SLOPE {best[2]}, "
-        f"QUESTION_WEIGHT {best[3]}. Load average during the run: {os.getloadavg()[0]:.1f}.",
+        f"QUESTION_WEIGHT {best[3]}, LEXICAL_WHEN_QUESTIONS {best[4]}. "
+        f"Load average during the run: {os.getloadavg()[0]:.1f}.",
         "",
         head,
-        "| " + " | ".join(["---"] * (4 + 2 * len(names))) + " |",
+        "| " + " | ".join(["---"] * (5 + 2 * len(names))) + " |",
     ]
     for point, scores in table:
-        cells = [str(point[0]), f"{point[1]:.2f}", f"{point[2]:.2f}", f"{point[3]:.2f}"]
+        cells = [str(point[0]), *(f"{x:.2f}" for x in point[1:])]
         for n in names:
             cells += [f"{scores[n]['recall@10']:.3f}", f"{scores[n]['success@1']:.3f}"]
         mark = " **chosen**" if point == best else ""

@@ -124,7 +124,8 @@ class _Field:
         """BM25 (Lucene) IDF of ``token``; an unseen token gets the IDF of a single occurrence."""
         column = self.model.vocab_dict.get(token)
         indptr = self.model.scores["indptr"]
-        df = int(indptr[column + 1] - indptr[column]) if column is not None else 1
+        known = column is not None and column + 1 < len(indptr)  # bm25s appends "" after the matrix
+        df = int(indptr[column + 1] - indptr[column]) if known else 1
         return math.log(1.0 + (self.size - df + 0.5) / (df + 0.5))
 
 

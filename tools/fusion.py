@@ -24,6 +24,10 @@ RARITY_PIVOT = 0.5
 LEXICAL_MAX = 0.5
 QUESTION_WEIGHT = 0.2
 """Weight of the question-index score (BM25 of the query against the question a document answers)."""
+LEXICAL_WHEN_QUESTIONS = 1.0
+"""Factor on the BM25 weight when the query matches some document's question (a consumer-style KB whose
+documents answer questions: the question index then carries the lexical signal, and passage BM25 on lay
+wording mostly matches the wrong passages)."""
 MIN_FRAGMENTS = 2
 """The fragment rerank joins the semantic score only when the query has at least this many fragments:
 a one-fragment query is the whole question minus stop words, which only adds noise to its cosine."""
@@ -57,5 +61,7 @@ def fusion_weights(features: QueryFeatures) -> FusionWeights:
         return FusionWeights(0.0, 0.0, use_fragments)
     rise = max(0.0, features.rarity - RARITY_PIVOT) / (1.0 - RARITY_PIVOT)
     lexical = min(LEXICAL_MAX, max(0.0, LEXICAL_BASE + LEXICAL_SLOPE * rise))
+    if features.has_questions:
+        lexical *= LEXICAL_WHEN_QUESTIONS
     question = QUESTION_WEIGHT if features.has_questions else 0.0
     return FusionWeights(lexical, question, use_fragments)
