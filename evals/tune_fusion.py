@@ -153,16 +153,32 @@ def render(best: Point, table: list[tuple[Point, dict[str, dict[str, float]]]], 
     return "\n".join(lines) + "\n"
 
 
+def _point(text: str) -> Point:
+    f, base, slope, question, factor = (x.strip() for x in text.split(","))
+    return (int(f), float(base), float(slope), float(question), float(factor))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--datasets", default=",".join(DEV_SETS))
     parser.add_argument("--out", type=Path, default=REPO / "evals" / "reports")
+    parser.add_argument(
+        "--points",
+        default="",
+        help="evaluate only these points instead of the search: 'f,base,slope,question,factor;…'",
+    )
     args = parser.parse_args(argv)
     settings = Settings()
     started = time.perf_counter()
     sets = [DevSet(name, settings) for name in args.datasets.split(",") if name]
-    best, table = search(sets)
-    path = args.out / "fusion_dev.md"
+    if args.points:
+        points = [_point(text) for text in args.points.split(";") if text.strip()]
+        table: list[tuple[Point, dict[str, dict[str, float]]]] = []
+        objective = {p: evaluate(sets, p, table) for p in points}
+        best = max(points, key=lambda p: objective[p])
+    else:
+        best, table = search(sets)
+    path = args.out / f"fusion_dev_{'_'.join(s.name for s in sets)}.md"
     path.write_text(render(best, table, [s.name for s in sets]), encoding="utf-8")
     _say(f"chosen {best}; {path} ({time.perf_counter() - started:.0f} s)")
     return 0

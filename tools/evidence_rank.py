@@ -53,8 +53,8 @@ from tools.ranking import (
     near_duplicates,
 )
 
-RankMethod = Literal["cosine", "fragment", "idep", "hybrid", "mmr"]
-DEFAULT_METHODS: tuple[RankMethod, ...] = ("cosine", "fragment")
+RankMethod = Literal["cosine", "fragment", "idep", "hybrid", "mmr", "bm25", "question"]
+DEFAULT_METHODS: tuple[RankMethod, ...] = ("cosine", "fragment", "bm25", "question")
 """The default when the caller names no methods; ``idep`` joins it when the caller passes features (an LLM's,
 EbmKG's setting). Chosen on the eval harness's dev sets with the full candidate pipeline (walk + path
 evidence + 50 dense; evals/reports/retrieval_*.md, twins credited): recall@10 BioASQ dev / MedQuAD consumer
@@ -62,7 +62,11 @@ evidence + 50 dense; evals/reports/retrieval_*.md, twins credited): recall@10 Bi
 + hybrid (graph weight 0.1 / 0.2 / 0.3) 0.808 / 0.669, 0.806 / 0.667, 0.789 / 0.637. Offline IDEP features
 (:func:`offline_features`) say which aspect a passage is about, not whether it answers, and pull recall
 down; MMR trades recall for variety the near-duplicate filter already gives; graph scores from offline
-links were noise against the semantic score. All stay available by name."""
+links were noise against the semantic score. All stay available by name.
+
+Issue 11 added ``bm25`` and ``question`` (fused with weights from query features, tools/fusion.py; dev-set
+choice in evals/reports/fusion_dev_*.md). Naming methods explicitly leaves out the ones not named, so
+``["cosine"]`` is plain cosine over the same candidates."""
 SEMANTIC_METHODS: tuple[RankMethod, ...] = ("cosine", "fragment", "idep")
 DUPLICATE_COSINE = 0.97
 LABEL_BOOST = 0.1
@@ -70,6 +74,10 @@ LABEL_BOOST = 0.1
 MedQuAD consumer questions with the default methods, recall@1 / recall@10 / MRR: boost 0 → 0.185 / 0.697 /
 0.663, 0.1 → 0.196 / 0.691 / 0.665, 0.2 → 0.191 / 0.688 / 0.645 (BioASQ snippets carry no asked label)."""
 MAX_CANDIDATES = 1000
+LEXICAL_K = 50
+"""BM25 candidates per query (as many as dense ones)."""
+QUESTION_K = 10
+"""Documents matched by the question index; each brings its evidence units (a MedQuAD answer: ~3)."""
 
 Origin = Literal["candidate", "vector", "lexical", "question"]
 
@@ -111,8 +119,9 @@ class EvidenceRankRequest(BaseModel):
     methods: list[RankMethod] = Field(
         default_factory=lambda: list(DEFAULT_METHODS),
         min_length=1,
-        description="Ranking methods to combine: cosine, fragment, idep, hybrid, mmr. Default: cosine and "
-        "fragment, plus idep when features are given.",
+        description="Ranking methods to combine: cosine, fragment, idep, hybrid, mmr, bm25 (BM25 fused by "
+        "query features), question (the question index). Default: cosine, fragment, bm25, question, plus "
+        "idep when features are given.",
     )
     hybrid_weight: float = Field(
         default=0.5,
@@ -122,12 +131,18 @@ class EvidenceRankRequest(BaseModel):
         "0.5 is BCG's plain average.",
     )
     vector_k: int = Field(default=50, ge=0, le=500, description="Candidates added by vector search.")
-    lexical_k: int = Field(default=50, ge=0, le=500, description="Candidates added by BM25 search.")
-    question_k: int = Field(
-        default=10,
+    lexical_k: int | None = Field(
+        default=None,
+        ge=0,
+        le=500,
+        description="Candidates added by BM25 search; default 50, or 0 when vector_k is 0 (no search).",
+    )
+    question_k: int | None = Field(
+        default=None,
         ge=0,
         le=100,
-        description="Documents whose question (title) matches the query; their evidence is added.",
+        description="Documents whose question (title) matches the query, their evidence added; default 10, "
+        "or 0 when vector_k is 0.",
     )
     lexical_weight: float | None = Field(
         default=None,
@@ -267,11 +282,13 @@ def evidence_rank(kb: KnowledgeBase, request: EvidenceRankRequest) -> EvidenceRa
 
     if not query_tokens(query_text):
         warnings.append("the question has no searchable words (only stop words or punctuation): BM25 skipped")
+    searching = request.vector_k > 0  # vector_k=0 means "rank only my candidates": no search of any kind
+    lexical_k = request.lexical_k if request.lexical_k is not None else (LEXICAL_K if searching else 0)
+    question_k = request.question_k if request.question_k is not None else (QUESTION_K if searching else 0)
     extra: list[tuple[str, Origin]] = [
-        (i, "lexical")
-        for i, _ in (lexical.search(query_text, request.lexical_k) if request.lexical_k else [])
+        (i, "lexical") for i, _ in (lexical.search(query_text, lexical_k) if lexical_k else [])
     ]
-    for document_id, _ in lexical.question_search(question, request.question_k) if request.question_k else []:
+    for document_id, _ in lexical.question_search(question, question_k) if question_k else []:
         extra.extend((i, "question") for i in lexical.evidence_of_document.get(document_id, []))
     ids, origins, unknown, vectors = _candidates(kb, request, query, extra)
     records = kb.store.get_evidence([i for i in ids if i in vectors])
@@ -353,6 +370,7 @@ def evidence_rank(kb: KnowledgeBase, request: EvidenceRankRequest) -> EvidenceRa
     result = _result(
         chosen, frags, features, duplicates, unknown, considered, request, methods, labels, warnings
     )
+    result.parameters.update(lexical_k=lexical_k, question_k=question_k)
     result.parameters["fusion"] = {
         "lexical_weight": weights.lexical,
         "question_weight": weights.question,
@@ -382,9 +400,11 @@ def _weights(
     tokens = len(query_tokens(query_text))
     features = QueryFeatures(rarity, tokens, len(request.entity_ids), n_fragments, has_questions)
     weights = fusion_weights(features)
+    lexical = weights.lexical if request.lexical_weight is None else request.lexical_weight
+    question = weights.question if request.question_weight is None else request.question_weight
     return FusionWeights(
-        weights.lexical if request.lexical_weight is None else request.lexical_weight,
-        weights.question if request.question_weight is None else request.question_weight,
+        lexical if "bm25" in request.methods else 0.0,
+        question if "question" in request.methods else 0.0,
         weights.use_fragments,
     )
 

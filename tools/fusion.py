@@ -16,19 +16,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-LEXICAL_BASE = 0.15
+LEXICAL_BASE = 0.3
 """Lexical weight of a query whose tokens are all common (rarity 0)."""
-LEXICAL_SLOPE = 0.25
+LEXICAL_SLOPE = 0.15
 """Added per unit of rarity above :data:`RARITY_PIVOT` (a token seen once in the KB has rarity 1)."""
 RARITY_PIVOT = 0.5
 LEXICAL_MAX = 0.5
-QUESTION_WEIGHT = 0.2
+QUESTION_WEIGHT = 0.0
 """Weight of the question-index score (BM25 of the query against the question a document answers)."""
-LEXICAL_WHEN_QUESTIONS = 1.0
+LEXICAL_WHEN_QUESTIONS = 0.0
 """Factor on the BM25 weight when the query matches some document's question (a consumer-style KB whose
 documents answer questions: the question index then carries the lexical signal, and passage BM25 on lay
 wording mostly matches the wrong passages)."""
-MIN_FRAGMENTS = 2
+MIN_FRAGMENTS = 1
 """The fragment rerank joins the semantic score only when the query has at least this many fragments:
 a one-fragment query is the whole question minus stop words, which only adds noise to its cosine."""
 
