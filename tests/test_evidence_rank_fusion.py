@@ -7,7 +7,16 @@ import pytest
 
 from graphs.kb import KnowledgeBase
 from tools.evidence_rank import EvidenceRankRequest, EvidenceRankResult, evidence_rank
-from tools.fusion import LEXICAL_BASE, LEXICAL_MAX, QUESTION_WEIGHT, QueryFeatures, fusion_weights
+from tools.fusion import (
+    LEXICAL_BASE,
+    LEXICAL_MAX,
+    LEXICAL_SLOPE,
+    LEXICAL_WHEN_QUESTIONS,
+    MIN_FRAGMENTS,
+    QUESTION_WEIGHT,
+    QueryFeatures,
+    fusion_weights,
+)
 
 
 def rank(kb: KnowledgeBase, question: str, **options: object) -> EvidenceRankResult:
@@ -16,15 +25,19 @@ def rank(kb: KnowledgeBase, question: str, **options: object) -> EvidenceRankRes
 
 def test_weights_grow_with_rarity_and_vanish_without_words() -> None:
     def weights(
-        rarity: float, tokens: int = 5, fragments: int = 1, questions: bool = True
+        rarity: float, tokens: int = 5, fragments: int = 1, questions: bool = False
     ) -> tuple[float, ...]:
         w = fusion_weights(QueryFeatures(rarity, tokens, 0, fragments, questions))
         return w.lexical, w.question, float(w.use_fragments)
 
-    assert weights(0.0)[0] == LEXICAL_BASE <= weights(0.8)[0] <= weights(1.0)[0] <= LEXICAL_MAX
-    assert weights(0.3, questions=True)[1] == QUESTION_WEIGHT and weights(0.3, questions=False)[1] == 0.0
+    assert (
+        weights(0.0)[0] == LEXICAL_BASE == weights(0.5)[0] < weights(0.8)[0] < weights(1.0)[0] <= LEXICAL_MAX
+    )
+    assert weights(1.0)[0] == pytest.approx(LEXICAL_BASE + LEXICAL_SLOPE)
+    assert weights(0.9, questions=True)[0] == pytest.approx(weights(0.9)[0] * LEXICAL_WHEN_QUESTIONS)
+    assert weights(0.3, questions=True)[1] == QUESTION_WEIGHT and weights(0.3)[1] == 0.0
     assert weights(0.9, tokens=0)[:2] == (0.0, 0.0)
-    assert weights(0.5, fragments=1)[2] == 0.0 and weights(0.5, fragments=3)[2] == 1.0
+    assert weights(0.5, fragments=0)[2] == 0.0 and weights(0.5, fragments=MIN_FRAGMENTS)[2] == 1.0
 
 
 def test_bm25_and_question_candidates_join_and_are_scored(slice_kb: KnowledgeBase) -> None:
@@ -34,8 +47,9 @@ def test_bm25_and_question_candidates_join_and_are_scored(slice_kb: KnowledgeBas
     top = result.evidence[0]
     assert top.scores.bm25 is not None and top.scores.question is not None and top.scores.question > 0
     assert "breast" in top.title.lower()
-    fusion = result.parameters["fusion"]
-    assert 0 < fusion["lexical_weight"] <= LEXICAL_MAX and fusion["question_weight"] == QUESTION_WEIGHT
+    fusion = result.parameters["fusion"]  # the query matches a KB question: BM25 weight scaled down
+    assert fusion["lexical_weight"] <= LEXICAL_MAX * LEXICAL_WHEN_QUESTIONS
+    assert fusion["question_weight"] == QUESTION_WEIGHT
 
 
 def test_without_lexical_parts_the_rank_is_the_semantic_one(slice_kb: KnowledgeBase) -> None:
@@ -49,11 +63,12 @@ def test_without_lexical_parts_the_rank_is_the_semantic_one(slice_kb: KnowledgeB
 
 def test_a_rare_literal_token_is_found_by_bm25(slice_kb: KnowledgeBase) -> None:
     # a word that occurs in few passages of the slice: BM25 ranks a passage holding it first
-    hits = slice_kb.lexical.search("What is radium-223 used for?", 3)
+    hits = slice_kb.lexical.search("radium-223", 3)
     assert hits
-    result = rank(slice_kb, "What is radium-223 used for?", top_k=5)
+    result = rank(slice_kb, "radium-223", top_k=5)
     assert hits[0][0] in {e.id for e in result.evidence}
     assert result.parameters["fusion"]["rarity"] > 0.5
+    assert result.parameters["fusion"]["lexical_weight"] > LEXICAL_BASE  # no KB question matched: BM25 counts
 
 
 @pytest.mark.parametrize("question", ["the of and what is", "?!?! ... ;;", "¿¿ —— !!"])
