@@ -127,6 +127,8 @@ def rank_evidence(
     vector_k: int = 50,
     hybrid_weight: float | None = None,
     credit_twins: bool = True,
+    lexical: bool = True,
+    question_index: bool = True,
 ) -> list[tuple[str, float]]:
     """``evidence_rank``: (evidence id, final score) best first. No word budget (K is the cut here)."""
     ordered = sorted(candidate_ids, key=lambda i: (-(graph_scores or {}).get(i, 0.0), i))
@@ -141,11 +143,32 @@ def rank_evidence(
     }
     if methods is not None:
         fields["methods"] = list(methods)
+    if not lexical:
+        fields.update(lexical_k=0, lexical_weight=0.0)
+    if not question_index:
+        fields.update(question_k=0, question_weight=0.0)
     if hybrid_weight is not None:
         fields["hybrid_weight"] = hybrid_weight
     result = evidence_rank(kb, EvidenceRankRequest.model_validate(fields))
     ranked = [(e.id, e.scores.final) for e in result.evidence]
-    return with_twins(ranked, result.duplicates) if credit_twins else ranked
+    return as_slots(ranked, result.duplicates) if credit_twins else ranked
+
+
+TWIN_SEPARATOR = "\t"
+"""Joins a kept passage and the twins folded into it into one slot (evidence ids hold no tab)."""
+
+
+def as_slots(ranked: list[tuple[str, float]], duplicates: Sequence[Duplicate]) -> list[tuple[str, float]]:
+    """The ranked list with each kept passage's folded twins joined to it in one slot.
+
+    Why: a folded twin is shown to the reader as the passage it repeats, so it must not cost a top-K slot
+    (issue 11: inserting twins as extra entries pushed real passages out of the top 10). The scorer
+    (evals/scoring.py ``units``) reads a slot as one unit: the gold one when a member is gold.
+    """
+    twins: dict[str, list[str]] = {}
+    for duplicate in duplicates:
+        twins.setdefault(duplicate.duplicate_of, []).append(duplicate.id)
+    return [(TWIN_SEPARATOR.join([i, *twins.get(i, [])]), score) for i, score in ranked]
 
 
 def with_twins(ranked: list[tuple[str, float]], duplicates: Sequence[Duplicate]) -> list[tuple[str, float]]:

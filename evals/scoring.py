@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import statistics
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from evals.adapters import TWIN_SEPARATOR
 from evals.baselines.base import EvidencePool, Retriever
 from evals.datasets.schema import RetrievalDataset, RetrievalQuestion
 from evals.metrics.retrieval import ranking_metrics
@@ -77,16 +78,51 @@ def resolve_gold(dataset: RetrievalDataset, pool: EvidencePool, question: Retrie
 
 def units(dataset: RetrievalDataset, pool: EvidencePool, ranked: Sequence[str], level: str) -> list[str]:
     """Map ranked evidence ids to the units scored at ``level`` (unknown ids map to themselves)."""
-    out: list[str] = []
-    for evidence_id in ranked:
-        record = pool.records.get(evidence_id)
-        if record is None:
-            out.append(evidence_id)
-        elif level == "document":
-            out.append(dataset.group(record.document_id))
-        else:
-            out.append(record.document_id if dataset.passage_unit == "document" else evidence_id)
+    return [_unit(dataset, pool, i, level) for i in ranked]
+
+
+def slot_metrics(
+    dataset: RetrievalDataset,
+    pool: EvidencePool,
+    ranked: Sequence[str],
+    level: str,
+    wanted: Collection[str],
+    ks: Sequence[int],
+) -> dict[str, float]:
+    """:func:`ranking_metrics` where an entry may be a slot of twins (evals/adapters.py ``as_slots``).
+
+    A slot is one position: its kept passage and the near-duplicates folded into it (the reader is shown
+    that text once). At K the first K *slots* count, every member credited, so folding a twin costs no
+    top-K slot and a gold twin is not lost. The reciprocal rank is 1 / the first slot holding gold. With
+    no slot entries this is exactly ranking_metrics.
+    """
+    slots = [[_unit(dataset, pool, i, level) for i in entry.split(TWIN_SEPARATOR)] for entry in ranked]
+    flat = [u for slot in slots for u in slot]
+    out = ranking_metrics(flat, wanted, ks)
+    if all(len(slot) == 1 for slot in slots):
+        return out
+    first = next((n for n, slot in enumerate(slots, start=1) if set(slot) & set(wanted)), 0)
+    out["mrr"] = 1.0 / first if first else 0.0
+    for k in ks:
+        n = sum(len(slot) for slot in slots[:k])
+        at_n = ranking_metrics(flat, wanted, [max(n, 1)])
+        for name in ("recall", "precision", "success", "ndcg"):
+            out[f"{name}@{k}"] = at_n[f"{name}@{max(n, 1)}"]
     return out
+
+
+def first_ids(ranked: Sequence[str]) -> list[str]:
+    """The kept passage of every slot (for spread: the reader sees one passage per slot)."""
+    return [entry.split(TWIN_SEPARATOR)[0] for entry in ranked]
+
+
+def _unit(dataset: RetrievalDataset, pool: EvidencePool, evidence_id: str, level: str) -> str:
+    record = pool.records.get(evidence_id)
+    if record is None:
+        return evidence_id
+    if level == "document":
+        return dataset.group(record.document_id)
+    return record.document_id if dataset.passage_unit == "document" else evidence_id
 
 
 def run_system(
@@ -129,9 +165,9 @@ def score_run(
         ranked = run.ranked.get(question_id, [])
         for level in LEVELS:
             wanted = gold.passages if level == "passage" else gold.documents
-            per_level[level].append(ranking_metrics(units(dataset, pool, ranked, level), wanted, ks))
+            per_level[level].append(slot_metrics(dataset, pool, ranked, level, wanted, ks))
         for k in ks:
-            spreads[k].append(spread_at_k(ranked, cluster_of, k))
+            spreads[k].append(spread_at_k(first_ids(ranked), cluster_of, k))
     means = {
         level: {key: float(np.mean([row[key] for row in rows])) for key in rows[0]} if rows else {}
         for level, rows in per_level.items()

@@ -28,6 +28,7 @@ from graphs.embedding import Embedder, get_embedder
 from graphs.embedding_cache import CachedEmbedder, EmbeddingCache
 from graphs.hypergraph import FocusLinker, build_topics, extractive_description, new_focus_entity
 from graphs.kb_layout import MATCHER_FILE, VECTORS_DIR, build_lock, new_tmp_build, publish, write_manifest
+from graphs.lexical_index import build_from_db as build_lexical
 from graphs.loaders import LoadError, LoadReport, SourceDocument, detect_corpus_loader, detect_kg_loader
 from graphs.ner import DictionaryMatcher, Mention
 from graphs.schema import Document, Entity, Evidence, Relation, Topic, evidence_id, short_hash, slugify
@@ -400,6 +401,9 @@ def build_kb(root: Path, config: BuildConfig, progress: Progress = _no_progress)
         write_tables(conn, entities, relations, docs, evidence, mentions, topics, edges)
         save_adjacency(build_adjacency(conn), tmp)
         lap("tables_and_adjacency")
+        progress("building the BM25 index", 0, 1)
+        build_lexical(conn).save(tmp)
+        lap("lexical_index")
 
         embedder = cached_embedder(config)
         index = open_vector_index(

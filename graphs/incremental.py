@@ -48,6 +48,7 @@ from graphs.kb_layout import (
     verify_build,
     write_manifest,
 )
+from graphs.lexical_index import build_from_db as build_lexical
 from graphs.loaders import LoadError, LoadReport, SourceDocument, detect_corpus_loader
 from graphs.ner import DictionaryMatcher
 from graphs.schema import Evidence, Topic, short_hash
@@ -154,6 +155,7 @@ def _publish_update(
     with conn:
         set_meta(conn, "kb_version", version)
     save_adjacency(build_adjacency(conn), tmp)
+    build_lexical(conn).save(tmp)  # rebuilt from the updated tables: BM25 statistics are corpus-wide
     conn.close()
     manifest = {
         **manifest,

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from graphs.embedded_store import EmbeddedGraphStore
+from graphs.embedded_store import DB_FILE, EmbeddedGraphStore
 from graphs.embedding import get_embedder
 from graphs.kb_layout import (
     MATCHER_FILE,
@@ -26,6 +26,7 @@ from graphs.kb_layout import (
     take_lease,
     verify_build,
 )
+from graphs.lexical_index import LexicalIndex, open_lexical
 from graphs.ner import DictionaryMatcher
 from graphs.query_vectors import RememberingEmbedder
 from graphs.settings import Settings
@@ -43,6 +44,7 @@ class KnowledgeBase:
     vectors: VectorIndex
     _embedder: RememberingEmbedder | None = None
     _matcher: DictionaryMatcher | None = None
+    _lexical: LexicalIndex | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _lease: Any = None
 
@@ -112,6 +114,14 @@ class KnowledgeBase:
                         f"Entity dictionary unreadable ({exc}). Run `evigraph kb build`."
                     ) from exc
             return self._matcher
+
+    @property
+    def lexical(self) -> LexicalIndex:
+        """BM25 over evidence and document questions (graphs/lexical_index.py), loaded on first use."""
+        with self._lock:
+            if self._lexical is None:
+                self._lexical = open_lexical(self.build_dir, self.build_dir / DB_FILE)
+            return self._lexical
 
     def embed(self, texts: list[str]) -> np.ndarray:
         return self.embedder.embed(texts)

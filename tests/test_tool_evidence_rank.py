@@ -270,7 +270,7 @@ def test_default_methods_and_breakdown(slice_kb: KnowledgeBase) -> None:
     result = rank(
         slice_kb, "Which medicines lower uric acid in gout?", hypothesis="Allopurinol and febuxostat."
     )
-    assert result.parameters["methods"] == list(DEFAULT_METHODS) == ["cosine", "fragment"]
+    assert result.parameters["methods"] == list(DEFAULT_METHODS) == ["cosine", "fragment", "bm25", "question"]
     first = result.evidence[0].scores
     assert first.fragment is not None and first.idep is None and first.mmr_penalty is None
     assert not result.features and result.parameters["features_from"] is None
@@ -281,7 +281,7 @@ def test_default_methods_and_breakdown(slice_kb: KnowledgeBase) -> None:
 def test_llm_features_bring_idep_into_the_default_methods(slice_kb: KnowledgeBase) -> None:
     features = [Feature(text="urate-lowering therapy", usefulness=10), Feature(text="diet", usefulness=2)]
     with_features = rank(slice_kb, "Which medicines lower uric acid in gout?", features=features)
-    assert with_features.parameters["methods"] == ["cosine", "fragment", "idep"]
+    assert with_features.parameters["methods"] == ["cosine", "fragment", "bm25", "question", "idep"]
     assert with_features.parameters["features_from"] == "llm"
     assert with_features.evidence[0].scores.idep is not None
     named = rank(slice_kb, "Which medicines lower uric acid in gout?", features=features, methods=["cosine"])
@@ -312,7 +312,7 @@ def test_request_validation() -> None:
     with pytest.raises(ValidationError):
         EvidenceRankRequest(question="")
     with pytest.raises(ValidationError):
-        EvidenceRankRequest(question="q", methods=["bm25"])
+        EvidenceRankRequest(question="q", methods=["bm42"])
     with pytest.raises(ValidationError):
         EvidenceRankRequest(question="q", features=[{"text": "x", "usefulness": 11}])
 

@@ -15,6 +15,12 @@ features are embedded (two encoder calls, see :func:`_embed`). Methods, selectab
   (``hybrid_weight`` 0.5; another weight tilts it);
 * ``mmr`` — KG-Rank: select greedily with ``rel − w · mean_sim(selected)``, ``w = 0.1 + 0.01·n``.
 
+Candidates also come from BM25 over title + passage (``lexical_k``) and from the question index: the
+evidence of documents whose question matches the query (``question_k``; MedQuAD documents answer a
+question, graphs/lexical_index.py). The final relevance fuses the semantic score with the min–max-rescaled
+BM25 and question-index scores, weighted by query features (tools/fusion.py: the rarity of the query's
+rarest token, whether any question matched, the number of fragments).
+
 The semantic score is the mean of the min–max-rescaled scores of the selected semantic methods (cosine,
 fragment, idep), so methods on different scales (eq. 9 lives in [0, 10]) combine without one swamping the
 others. Near-duplicates (same document with mostly the same span, or cosine > 0.97) keep only the better
@@ -31,8 +37,10 @@ from pydantic import BaseModel, Field
 
 from graphs.kb import KnowledgeBase
 from graphs.labels import specific_labels_asked
+from graphs.lexical_index import query_tokens
 from graphs.schema import Evidence
 from tools.common import as_langchain_tool, truncate
+from tools.fusion import FusionWeights, QueryFeatures, fusion_weights
 from tools.idep_features import UsedFeature, offline_features
 from tools.ranking import (
     MAX_FRAGMENTS,
@@ -45,8 +53,8 @@ from tools.ranking import (
     near_duplicates,
 )
 
-RankMethod = Literal["cosine", "fragment", "idep", "hybrid", "mmr"]
-DEFAULT_METHODS: tuple[RankMethod, ...] = ("cosine", "fragment")
+RankMethod = Literal["cosine", "fragment", "idep", "hybrid", "mmr", "bm25", "question"]
+DEFAULT_METHODS: tuple[RankMethod, ...] = ("cosine", "fragment", "bm25", "question")
 """The default when the caller names no methods; ``idep`` joins it when the caller passes features (an LLM's,
 EbmKG's setting). Chosen on the eval harness's dev sets with the full candidate pipeline (walk + path
 evidence + 50 dense; evals/reports/retrieval_*.md, twins credited): recall@10 BioASQ dev / MedQuAD consumer
@@ -54,7 +62,11 @@ evidence + 50 dense; evals/reports/retrieval_*.md, twins credited): recall@10 Bi
 + hybrid (graph weight 0.1 / 0.2 / 0.3) 0.808 / 0.669, 0.806 / 0.667, 0.789 / 0.637. Offline IDEP features
 (:func:`offline_features`) say which aspect a passage is about, not whether it answers, and pull recall
 down; MMR trades recall for variety the near-duplicate filter already gives; graph scores from offline
-links were noise against the semantic score. All stay available by name."""
+links were noise against the semantic score. All stay available by name.
+
+Issue 11 added ``bm25`` and ``question`` (fused with weights from query features, tools/fusion.py; dev-set
+choice in evals/reports/fusion_dev_*.md). Naming methods explicitly leaves out the ones not named, so
+``["cosine"]`` is plain cosine over the same candidates."""
 SEMANTIC_METHODS: tuple[RankMethod, ...] = ("cosine", "fragment", "idep")
 DUPLICATE_COSINE = 0.97
 LABEL_BOOST = 0.1
@@ -62,8 +74,12 @@ LABEL_BOOST = 0.1
 MedQuAD consumer questions with the default methods, recall@1 / recall@10 / MRR: boost 0 → 0.185 / 0.697 /
 0.663, 0.1 → 0.196 / 0.691 / 0.665, 0.2 → 0.191 / 0.688 / 0.645 (BioASQ snippets carry no asked label)."""
 MAX_CANDIDATES = 1000
+LEXICAL_K = 50
+"""BM25 candidates per query (as many as dense ones)."""
+QUESTION_K = 10
+"""Documents matched by the question index; each brings its evidence units (a MedQuAD answer: ~3)."""
 
-Origin = Literal["candidate", "vector"]
+Origin = Literal["candidate", "vector", "lexical", "question"]
 
 
 class Feature(BaseModel):
@@ -103,8 +119,9 @@ class EvidenceRankRequest(BaseModel):
     methods: list[RankMethod] = Field(
         default_factory=lambda: list(DEFAULT_METHODS),
         min_length=1,
-        description="Ranking methods to combine: cosine, fragment, idep, hybrid, mmr. Default: cosine and "
-        "fragment, plus idep when features are given.",
+        description="Ranking methods to combine: cosine, fragment, idep, hybrid, mmr, bm25 (BM25 fused by "
+        "query features), question (the question index). Default: cosine, fragment, bm25, question, plus "
+        "idep when features are given.",
     )
     hybrid_weight: float = Field(
         default=0.5,
@@ -114,6 +131,31 @@ class EvidenceRankRequest(BaseModel):
         "0.5 is BCG's plain average.",
     )
     vector_k: int = Field(default=50, ge=0, le=500, description="Candidates added by vector search.")
+    lexical_k: int | None = Field(
+        default=None,
+        ge=0,
+        le=500,
+        description="Candidates added by BM25 search; default 50, or 0 when vector_k is 0 (no search).",
+    )
+    question_k: int | None = Field(
+        default=None,
+        ge=0,
+        le=100,
+        description="Documents whose question (title) matches the query, their evidence added; default 10, "
+        "or 0 when vector_k is 0.",
+    )
+    lexical_weight: float | None = Field(
+        default=None,
+        ge=0.0,
+        le=1.0,
+        description="Weight of BM25 in the fused score; default: from query features (tools/fusion.py).",
+    )
+    question_weight: float | None = Field(
+        default=None,
+        ge=0.0,
+        le=1.0,
+        description="Weight of the question-index score; default: tools/fusion.py.",
+    )
     top_k: int = Field(default=20, ge=1, le=200, description="Maximum evidence units returned.")
     word_budget: int = Field(
         default=8000, ge=50, le=50_000, description="Maximum words of evidence returned."
@@ -136,9 +178,14 @@ class ScoreBreakdown(BaseModel):
     idep: float | None = None
     graph: float | None = None
     hybrid: float | None = None
+    bm25: float | None = Field(default=None, description="BM25 of the query over title + passage.")
+    question: float | None = Field(
+        default=None, description="BM25 of the query against the document's question."
+    )
     label_boost: float = 0.0
     relevance: float = Field(
-        description="Mean of the min-max rescaled semantic scores (or hybrid), plus label_boost."
+        description="Mean of the min-max rescaled semantic scores (or hybrid), fused with rescaled BM25 and "
+        "question scores by the query's weights, plus label_boost."
     )
     mmr_penalty: float | None = Field(default=None, description="w · mean similarity to items picked before.")
     final: float = Field(description="The score the item was ranked by: relevance − mmr_penalty.")
@@ -192,6 +239,8 @@ def evidence_rank(kb: KnowledgeBase, request: EvidenceRankRequest) -> EvidenceRa
     labels = specific_labels_asked(question) if request.labels_boost is None else list(request.labels_boost)
 
     frags: list[str] = []
+    lexical = kb.lexical
+    warnings.extend(lexical.warnings)
     if "fragment" in methods:
         all_frags = fragments(query_text)
         frags = all_frags[:MAX_FRAGMENTS]
@@ -231,7 +280,17 @@ def evidence_rank(kb: KnowledgeBase, request: EvidenceRankRequest) -> EvidenceRa
         else np.zeros((0, query.shape[0]), np.float32)
     )
 
-    ids, origins, unknown, vectors = _candidates(kb, request, query)
+    if not query_tokens(query_text):
+        warnings.append("the question has no searchable words (only stop words or punctuation): BM25 skipped")
+    searching = request.vector_k > 0  # vector_k=0 means "rank only my candidates": no search of any kind
+    lexical_k = request.lexical_k if request.lexical_k is not None else (LEXICAL_K if searching else 0)
+    question_k = request.question_k if request.question_k is not None else (QUESTION_K if searching else 0)
+    extra: list[tuple[str, Origin]] = [
+        (i, "lexical") for i, _ in (lexical.search(query_text, lexical_k) if lexical_k else [])
+    ]
+    for document_id, _ in lexical.question_search(question, question_k) if question_k else []:
+        extra.extend((i, "question") for i in lexical.evidence_of_document.get(document_id, []))
+    ids, origins, unknown, vectors = _candidates(kb, request, query, extra)
     records = kb.store.get_evidence([i for i in ids if i in vectors])
     unknown += [i for i in ids if i not in records and i not in unknown]
     ids = [i for i in ids if i in records]
@@ -242,7 +301,25 @@ def evidence_rank(kb: KnowledgeBase, request: EvidenceRankRequest) -> EvidenceRa
         return _result([], frags, features, [], unknown, 0, request, methods, labels, warnings)
 
     matrix = np.stack([vectors[i] for i in ids]).astype(np.float64)
-    breakdowns = _score(matrix, query, frag_vecs, feat_vecs, features, ids, methods, request, records, labels)
+    bm25 = lexical.scores_for(query_text, ids)
+    asked = lexical.question_scores_for(question, [records[i].document_id for i in ids])
+    rarity = lexical.rarity(query_text)
+    weights = _weights(request, rarity, query_text, len(frags), bool(asked.any()))
+    if not weights.use_fragments:
+        frag_vecs = frag_vecs[:0]
+    breakdowns = _score(
+        matrix,
+        query,
+        frag_vecs,
+        feat_vecs,
+        features,
+        ids,
+        methods,
+        request,
+        records,
+        labels,
+        (bm25, asked, weights),
+    )
     if "hybrid" in methods and not request.graph_scores:
         warnings.append("hybrid needs graph_scores; ranked by the semantic score alone")
     final = np.array([b.relevance for b in breakdowns])
@@ -289,7 +366,18 @@ def evidence_rank(kb: KnowledgeBase, request: EvidenceRankRequest) -> EvidenceRa
         )
         if len(chosen) == request.top_k:
             break
-    return _result(chosen, frags, features, duplicates, unknown, len(ids), request, methods, labels, warnings)
+    considered = len(ids)
+    result = _result(
+        chosen, frags, features, duplicates, unknown, considered, request, methods, labels, warnings
+    )
+    result.parameters.update(lexical_k=lexical_k, question_k=question_k)
+    result.parameters["fusion"] = {
+        "lexical_weight": weights.lexical,
+        "question_weight": weights.question,
+        "fragments_used": weights.use_fragments,
+        "rarity": round(rarity, 4),
+    }
+    return result
 
 
 def _embed(kb: KnowledgeBase, query_text: str, short_texts: list[str]) -> dict[str, np.ndarray]:
@@ -305,8 +393,24 @@ def _embed(kb: KnowledgeBase, query_text: str, short_texts: list[str]) -> dict[s
     return vectors
 
 
+def _weights(
+    request: EvidenceRankRequest, rarity: float, query_text: str, n_fragments: int, has_questions: bool
+) -> FusionWeights:
+    """Fusion weights from the query's features, unless the caller fixed them."""
+    tokens = len(query_tokens(query_text))
+    features = QueryFeatures(rarity, tokens, len(request.entity_ids), n_fragments, has_questions)
+    weights = fusion_weights(features)
+    lexical = weights.lexical if request.lexical_weight is None else request.lexical_weight
+    question = weights.question if request.question_weight is None else request.question_weight
+    return FusionWeights(
+        lexical if "bm25" in request.methods else 0.0,
+        question if "question" in request.methods else 0.0,
+        weights.use_fragments,
+    )
+
+
 def _candidates(
-    kb: KnowledgeBase, request: EvidenceRankRequest, query: np.ndarray
+    kb: KnowledgeBase, request: EvidenceRankRequest, query: np.ndarray, extra: list[tuple[str, Origin]]
 ) -> tuple[list[str], dict[str, list[Origin]], list[str], dict[str, np.ndarray]]:
     """Requested ids (deduplicated, in order; ids that only have a graph score too), then vector-search
     hits; ids with no vector are unknown. Also every candidate's stored vector, each read once."""
@@ -320,6 +424,9 @@ def _candidates(
     if request.vector_k:
         for evidence_id, _ in kb.vectors.search("evidence", query, request.vector_k):
             origins.setdefault(evidence_id, []).append("vector")
+    for evidence_id, origin in extra:
+        if origin not in origins.setdefault(evidence_id, []):
+            origins[evidence_id].append(origin)
     ids = list(origins)[:MAX_CANDIDATES]
     new = [i for i in ids if i not in known]
     vectors = {**known, **(kb.vectors.get_vectors("evidence", new) if new else {})}
@@ -337,6 +444,7 @@ def _score(
     request: EvidenceRankRequest,
     records: dict[str, Evidence],
     labels: list[str],
+    fused: tuple[np.ndarray, np.ndarray, FusionWeights],
 ) -> list[ScoreBreakdown]:
     """Per-method raw scores, the combined semantic score, hybrid and label boost, as breakdowns."""
     cosine = matrix @ np.asarray(query, dtype=np.float64)
@@ -360,6 +468,9 @@ def _score(
             weight = request.hybrid_weight
             hybrid = (1.0 - weight) * minmax(semantic) + weight * minmax(graph)
             final = hybrid
+    bm25, asked, weights = fused
+    lexical_part = weights.lexical * minmax(bm25) + weights.question * minmax(asked)
+    final = (1.0 - weights.lexical - weights.question) * final + lexical_part
     wanted = set(labels)
     boost = np.array([LABEL_BOOST if records[i].label in wanted else 0.0 for i in ids])
     final = final + boost
@@ -373,6 +484,8 @@ def _score(
                 idep=_round(raw["idep"][k]) if "idep" in raw else None,
                 graph=_round(graph[k]) if graph is not None else None,
                 hybrid=_round(hybrid[k]) if hybrid is not None else None,
+                bm25=_round(bm25[k]),
+                question=_round(asked[k]),
                 label_boost=float(boost[k]),
                 relevance=_round(final[k]),
                 final=_round(final[k]),
@@ -408,6 +521,8 @@ def _result(
         parameters={
             "methods": methods,
             "vector_k": request.vector_k,
+            "lexical_k": request.lexical_k,
+            "question_k": request.question_k,
             "hybrid_weight": request.hybrid_weight if "hybrid" in methods else None,
             "top_k": request.top_k,
             "word_budget": request.word_budget,

@@ -42,6 +42,8 @@ class EviGraphConfig:
     n_t: int = 10
     hybrid_weight: float | None = None
     credit_twins: bool = True
+    lexical: bool = True
+    question_index: bool = True
 
 
 def _merge(into: dict[str, float], scores: dict[str, float]) -> None:
@@ -88,6 +90,8 @@ class EviGraphRetriever:
             vector_k=self.config.vector_k,
             hybrid_weight=self.config.hybrid_weight,
             credit_twins=self.config.credit_twins,
+            lexical=self.config.lexical,
+            question_index=self.config.question_index,
         )
         return [evidence_id for evidence_id, _ in ranked][:k]
 
@@ -98,6 +102,16 @@ ABLATIONS: dict[str, tuple[str, EviGraphConfig]] = {
         EviGraphConfig(),
     ),
     "evigraph-no-walk": ("without the hypergraph walk", EviGraphConfig(walk=False)),
+    "evigraph-no-graph": (
+        "no graph candidates (no walk, no path evidence): dense + BM25 + question index, same fusion",
+        EviGraphConfig(walk=False, path_evidence=False),
+    ),
+    "evigraph-no-lexical": ("without BM25 (candidates and score)", EviGraphConfig(lexical=False)),
+    "evigraph-no-question": ("without the question index", EviGraphConfig(question_index=False)),
+    "evigraph-before-fusion": (
+        "the previous default: no BM25, no question index (fragment gate kept)",
+        EviGraphConfig(lexical=False, question_index=False),
+    ),
     "evigraph-no-chains": ("without reasoning-chain (path) evidence", EviGraphConfig(path_evidence=False)),
     "evigraph-graph-only": ("graph candidates only (no dense candidates)", EviGraphConfig(vector_k=0)),
     "evigraph-random-walk": ("seeded random walks instead of PPR", EviGraphConfig(walk_mode="random_walk")),
