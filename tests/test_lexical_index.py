@@ -13,6 +13,7 @@ import pytest
 from graphs.builder import build_kb
 from graphs.embedded_store import DB_FILE
 from graphs.incremental import add_documents, remove_document
+from graphs.integrity import DIGEST_KEY, FILES_KEY
 from graphs.kb import KnowledgeBase
 from graphs.kb_layout import current_build
 from graphs.lexical_index import LEXICAL_DIR, build_from_db, load, query_tokens, tokenize
@@ -64,10 +65,18 @@ def test_rare_tokens_score_higher_rarity_than_common_words(slice_kb: KnowledgeBa
     assert slice_kb.lexical.rarity("the of and") == 0.0
 
 
+def _as_built_before_integrity_records(build_dir: Path) -> None:
+    """A KB that predates the lexical index also predates integrity records: its manifest lists no files."""
+    path = build_dir / "manifest.json"
+    data = json.loads(path.read_text())
+    path.write_text(json.dumps({k: v for k, v in data.items() if k not in (FILES_KEY, DIGEST_KEY)}))
+
+
 def test_kb_built_before_the_index_opens_with_a_warning(slice_kb_root: Path, tmp_path: Path) -> None:
     root = tmp_path / "old"
     shutil.copytree(slice_kb_root, root, symlinks=True)
     shutil.rmtree(current_build(root) / LEXICAL_DIR)
+    _as_built_before_integrity_records(current_build(root))
     kb = KnowledgeBase.open(root)
     try:
         assert kb.lexical.warnings and "evigraph kb build" in kb.lexical.warnings[0]
@@ -82,6 +91,7 @@ def test_stale_tokenizer_version_is_rebuilt_in_memory(slice_kb_root: Path, tmp_p
     ids = current_build(root) / LEXICAL_DIR / "ids.json"
     meta = json.loads(ids.read_text())
     ids.write_text(json.dumps({**meta, "tokenizer_version": 0}))
+    _as_built_before_integrity_records(current_build(root))
     kb = KnowledgeBase.open(root)
     try:
         assert "tokenizer version 0" in kb.lexical.warnings[0]
