@@ -6,7 +6,8 @@ answer on one screen. Target: a typical consult (the median) fits in ~40 lines a
 Questions: the first 50 real consumer questions of ``evals/data/medquad_consumer.jsonl`` (written by
 patients, answerable from the default KB), plus the issue's own examples (reported separately, not in the
 median). Each is asked as a new offline consult on the default KB; the answer is rendered exactly as
-``evigraph ask`` prints it (``agent.render.print_answer``) into a 100-column console, compact (the default)
+``evigraph ask`` prints it (``agent.frontends.render.print_answer``) into a 100-column console,
+compact (the default)
 and ``--full``, and the lines counted.
 
 Usage: python -m evals.answer_length [--kb-root DIR] [--n 50] [--out evals/reports/answer_length.md]
@@ -26,7 +27,7 @@ from typing import Any
 from rich.console import Console
 
 from agent.consult import Consultant
-from agent.render import print_answer
+from agent.frontends.render import print_answer
 from evals.bench_common import percentile, publish
 from graphs.settings import Settings, load_settings
 

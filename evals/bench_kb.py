@@ -135,7 +135,7 @@ def probe_verify(kb_root: Path) -> dict[str, float]:
     }
     started = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, "-m", "agent.cli", "kb", "verify", "--kb-dir", str(kb_root)],
+        [sys.executable, "-m", "agent.frontends.cli", "kb", "verify", "--kb-dir", str(kb_root)],
         capture_output=True,
         text=True,
         check=False,

@@ -92,7 +92,7 @@ def start_server(
     kb_root: Path, data_dir: Path, port: int, parallel: int, workers: int
 ) -> subprocess.Popen[bytes]:
     env = {**os.environ, "EVIGRAPH_DATA_DIR": str(data_dir), "PYTHONPATH": str(REPO_ROOT)}
-    command = [sys.executable, "-c", "from agent.cli import app; app()", "serve", "--offline"]
+    command = [sys.executable, "-c", "from agent.frontends.cli import app; app()", "serve", "--offline"]
     command += ["--port", str(port), "--kb-dir", str(kb_root), "--parallel", str(parallel)]
     command += ["--workers", str(workers)]
     server = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

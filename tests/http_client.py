@@ -16,7 +16,7 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
-from agent.http_api import ApiServer
+from agent.frontends.http_api import ApiServer
 from agent.serving import ConsultService, ServeSettings
 from graphs.kb import KnowledgeBase
 from graphs.settings import Settings

@@ -17,8 +17,8 @@ from agent.citations import cited_ids
 from agent.consult import MAX_INPUT_CHARS, Consultant, TurnResult
 from agent.context import ConsultContext
 from agent.errors import UserError
+from agent.frontends.render import distinct_sources
 from agent.nodes.turn import mcq_options
-from agent.render import distinct_sources
 from agent.sessions import thread_config
 from graphs.kb import KnowledgeBase
 from graphs.settings import Settings

@@ -13,9 +13,9 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from rich.console import Console
 
-from agent.answer_view import compact_body, short_answer, shorten, single_bullets
 from agent.consult import Consultant
-from agent.render import consult_markdown, print_answer
+from agent.frontends.answer_view import compact_body, short_answer, shorten, single_bullets
+from agent.frontends.render import consult_markdown, print_answer
 from graphs.kb import KnowledgeBase
 from graphs.settings import Settings
 

@@ -30,7 +30,7 @@ def _cli(data_dir: Path, kb_root: Path | None, *args: str) -> subprocess.Complet
     if kb_root is None:  # the first-run path: the default KB under the data dir
         env.pop("EVIGRAPH_KB_DIR")
     return subprocess.run(
-        [sys.executable, "-m", "agent.cli", *args],
+        [sys.executable, "-m", "agent.frontends.cli", *args],
         capture_output=True,
         text=True,
         check=False,

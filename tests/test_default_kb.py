@@ -22,7 +22,7 @@ def test_first_ask_builds_the_default_kb_and_answers_with_citations(tmp_path: Pa
         env.pop(key, None)
     question = "How is gout treated?"
     proc = subprocess.run(
-        [sys.executable, "-m", "agent.cli", "ask", "--json", question],
+        [sys.executable, "-m", "agent.frontends.cli", "ask", "--json", question],
         capture_output=True,
         text=True,
         env=env,

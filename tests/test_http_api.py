@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from agent.http_api import MAX_BODY_BYTES, ApiServer
+from agent.frontends.http_api import MAX_BODY_BYTES, ApiServer
 from agent.nodes.answer import OFFLINE_LABEL
 from agent.serving import ConsultService, ServeSettings
 from graphs.kb import KnowledgeBase

@@ -119,7 +119,7 @@ def test_removing_an_unknown_document_says_so_and_changes_nothing(root: Path) ->
 def test_cli_add_and_bad_file_messages(root: Path, tmp_path: Path) -> None:
     new = _qa("T2-7", "Type 2 Diabetes", "C0011860", "treatment", "Metformin rarely causes lactic acidosis.")
     path = _write(tmp_path / "cli.jsonl", new)
-    cmd = [sys.executable, "-m", "agent.cli", "kb", "add", str(path), "--kb-dir", str(root)]
+    cmd = [sys.executable, "-m", "agent.frontends.cli", "kb", "add", str(path), "--kb-dir", str(root)]
     ok = subprocess.run(cmd, capture_output=True, text=True, check=False)
     assert ok.returncode == 0, ok.stderr
     assert "added 1" in ok.stderr

@@ -111,7 +111,7 @@ def test_nan_and_non_unit_vectors_are_refused_at_open(kb_copy: Path) -> None:
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    cmd = [sys.executable, "-m", "agent.cli", *args]
+    cmd = [sys.executable, "-m", "agent.frontends.cli", *args]
     env = {**os.environ, "COLUMNS": "1000"}  # rich wraps at the terminal width: keep messages on one line
     return subprocess.run(cmd, capture_output=True, text=True, check=False, cwd=REPO, env=env)
 

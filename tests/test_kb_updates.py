@@ -110,7 +110,7 @@ def test_an_over_long_document_is_skipped_with_a_clear_message(kb_copy: Path) ->
     assert current_build(kb_copy) == before
     args = ["kb", "add", str(path), "--max-doc-chars", "5000", "--kb-dir", str(kb_copy)]
     cli = subprocess.run(
-        [sys.executable, "-m", "agent.cli", *args],
+        [sys.executable, "-m", "agent.frontends.cli", *args],
         capture_output=True,
         text=True,
         check=False,

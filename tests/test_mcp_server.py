@@ -26,8 +26,8 @@ from langgraph.graph.state import CompiledStateGraph
 from mcp import Client, StdioServerParameters
 from typer.testing import CliRunner
 
-from agent.cli import app
 from agent.context import ConsultContext
+from agent.frontends.cli import app
 from agent.nodes.answer import OFFLINE_LABEL, SAFETY_NOTE
 
 REPO = Path(__file__).resolve().parent.parent
@@ -38,7 +38,15 @@ START_S = 120.0
 
 
 def server_args(kb_root: Path, *extra: str) -> list[str]:
-    return ["-c", "from agent.cli import app; app()", "mcp", "--kb-dir", str(kb_root), "--offline", *extra]
+    return [
+        "-c",
+        "from agent.frontends.cli import app; app()",
+        "mcp",
+        "--kb-dir",
+        str(kb_root),
+        "--offline",
+        *extra,
+    ]
 
 
 def server_env(data_dir: Path) -> dict[str, str]:

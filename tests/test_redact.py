@@ -22,9 +22,9 @@ import httpx
 import pytest
 from typer.testing import CliRunner
 
-from agent.cli import app
 from agent.consult import Consultant
-from agent.http_api import ApiServer
+from agent.frontends.cli import app
+from agent.frontends.http_api import ApiServer
 from agent.llm import make_chat_model
 from agent.redact import install_log_redaction, redact, redact_value, remember_secret
 from agent.serving import ConsultService, ServeSettings

@@ -20,9 +20,9 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
 from agent.consult import Consultant
-from agent.render import consult_json, consult_markdown
+from agent.frontends.render import consult_json, consult_markdown
+from agent.frontends.slack_render import answer_blocks
 from agent.sanitize import clean_payload, clean_text, defuse_markdown
-from agent.slack_render import answer_blocks
 from graphs.incremental import add_documents
 from graphs.kb import KnowledgeBase
 from graphs.settings import Settings
@@ -102,7 +102,16 @@ def test_an_injected_document_reaches_no_front_end_with_its_escape_sequences(
     hostile_kb: Path, tmp_path: Path
 ) -> None:
     question = "Is allopurinol taken daily to prevent gout flares?"
-    cmd = [sys.executable, "-m", "agent.cli", "ask", "--offline", "--full", "--kb-dir", str(hostile_kb)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "agent.frontends.cli",
+        "ask",
+        "--offline",
+        "--full",
+        "--kb-dir",
+        str(hostile_kb),
+    ]
     shown = subprocess.run(
         [*cmd, question], cwd=REPO, env=_cli_env(tmp_path), capture_output=True, check=False
     )

@@ -25,15 +25,15 @@ from slack_sdk import WebClient
 from slack_sdk.signature import SignatureVerifier
 
 from agent.consult import Consultant
-from agent.nodes.answer import OFFLINE_LABEL, SAFETY_NOTE
-from agent.sessions import consult_exists
-from agent.slack_bot import (
+from agent.frontends.slack_bot import (
     EMPTY_QUESTION_TEXT,
     EVENTS_PATH,
     make_slack_app,
     make_slack_server,
     slack_consult_id,
 )
+from agent.nodes.answer import OFFLINE_LABEL, SAFETY_NOTE
+from agent.sessions import consult_exists
 from graphs.kb import KnowledgeBase
 from graphs.settings import Settings
 from tests.fake_slack_api import BOT_USER_ID, TEAM_ID, Call, FakeSlackApi, fake_slack_api, message_text

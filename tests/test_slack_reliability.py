@@ -17,16 +17,16 @@ from langchain_openai import ChatOpenAI
 from slack_sdk import WebClient
 
 from agent.consult import Consultant
-from agent.nodes.answer import OFFLINE_LABEL
-from agent.sessions import open_checkpointer
-from agent.slack_bot import (
+from agent.frontends.slack_bot import (
     ASSISTANT_STATUS,
     SUGGESTED_PROMPTS,
     make_slack_app,
     make_socket_mode_handler,
     slack_consult_id,
 )
-from agent.slack_deliveries import DeliveryLog, message_key
+from agent.frontends.slack_deliveries import DeliveryLog, message_key
+from agent.nodes.answer import OFFLINE_LABEL
+from agent.sessions import open_checkpointer
 from graphs.kb import KnowledgeBase
 from graphs.settings import Settings
 from tests import test_slack_bot
@@ -243,7 +243,9 @@ def test_deliveries_are_claimed_once_across_processes_in_postgres(postgres_datab
 def test_a_rate_limited_progress_edit_is_not_retried_and_the_answer_still_lands(
     bot: SlackBot, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("agent.slack_bot.PROGRESS_INTERVAL_S", 0.0)  # every step edits the placeholder
+    monkeypatch.setattr(
+        "agent.frontends.slack_bot.PROGRESS_INTERVAL_S", 0.0
+    )  # every step edits the placeholder
     bot.api.rate_limit("chat.update", times=1)  # the first progress edit is refused
     bot.post(event_body(f"<@{BOT_USER_ID}> {GOUT}", ts="1700019000.000100"))
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent.slack_render import SECTION_CHARS, answer_blocks, split_sections, to_mrkdwn
+from agent.frontends.slack_render import SECTION_CHARS, answer_blocks, split_sections, to_mrkdwn
 
 
 def llm_answer(**changes: Any) -> dict[str, Any]:

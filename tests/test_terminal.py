@@ -1,6 +1,7 @@
 """The terminal front end, used as a person would: ``evigraph chat`` driven in a pseudo-terminal.
 
-Every test runs the real CLI (``python -m agent.cli``) against the real slice KB, in offline mode, with a
+Every test runs the real CLI (``python -m agent.frontends.cli``) against the real slice KB, in offline
+mode, with a
 private data dir (consult checkpoint, chat history). Assertions are on what the person sees — prompt, live
 steps, numbered citations, command output — and on the files the chat writes. No timing is asserted:
 timeouts are only there so a hung session fails instead of blocking the run.
@@ -50,7 +51,7 @@ class Chat:
     """A person at a terminal running ``evigraph chat``: type a line, read what appears until the prompt."""
 
     def __init__(self, kb_root: Path, data_dir: Path, *extra: str) -> None:
-        args = ["-m", "agent.cli", "chat", "--offline", "--kb-dir", str(kb_root), *extra]
+        args = ["-m", "agent.frontends.cli", "chat", "--offline", "--kb-dir", str(kb_root), *extra]
         self.child = pexpect.spawn(
             sys.executable,
             args,
@@ -195,7 +196,7 @@ def test_chat_resume_flag_continues_a_consult(
 ) -> None:
     rows = json.loads(
         subprocess.run(
-            [sys.executable, "-m", "agent.cli", "consults", "--json"],
+            [sys.executable, "-m", "agent.frontends.cli", "consults", "--json"],
             cwd=REPO,
             env=cli_env(data_dir),
             capture_output=True,
@@ -236,7 +237,7 @@ def test_chat_ctrl_d_leaves_and_unknown_resume_is_a_clear_error(
         [
             sys.executable,
             "-m",
-            "agent.cli",
+            "agent.frontends.cli",
             "chat",
             "--offline",
             "--kb-dir",
@@ -257,11 +258,25 @@ def test_chat_ctrl_d_leaves_and_unknown_resume_is_a_clear_error(
 def test_consults_lists_recent_ids_with_first_question(slice_kb_root: Path, tmp_path: Path) -> None:
     env = {**cli_env(tmp_path), "COLUMNS": "160"}
     empty = subprocess.run(
-        [sys.executable, "-m", "agent.cli", "consults"], cwd=REPO, env=env, capture_output=True, text=True
+        [sys.executable, "-m", "agent.frontends.cli", "consults"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
     )
     assert empty.returncode == 0 and "No consults yet" in empty.stdout
     asked = subprocess.run(
-        [sys.executable, "-m", "agent.cli", "ask", "--offline", "--json", "--kb-dir", str(slice_kb_root), Q1],
+        [
+            sys.executable,
+            "-m",
+            "agent.frontends.cli",
+            "ask",
+            "--offline",
+            "--json",
+            "--kb-dir",
+            str(slice_kb_root),
+            Q1,
+        ],
         cwd=REPO,
         env=env,
         capture_output=True,
@@ -272,7 +287,11 @@ def test_consults_lists_recent_ids_with_first_question(slice_kb_root: Path, tmp_
     assert payload["answer"]["text"] and payload["answer"]["sources"]
     assert payload["answer"]["kb_version"].startswith("slice-")
     listed = subprocess.run(
-        [sys.executable, "-m", "agent.cli", "consults"], cwd=REPO, env=env, capture_output=True, text=True
+        [sys.executable, "-m", "agent.frontends.cli", "consults"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
     )
     assert listed.returncode == 0
     assert payload["consult_id"] in listed.stdout and "type 2 diabetes" in listed.stdout
@@ -280,7 +299,7 @@ def test_consults_lists_recent_ids_with_first_question(slice_kb_root: Path, tmp_
 
 def test_ask_with_an_empty_question_is_a_clear_error(slice_kb_root: Path, tmp_path: Path) -> None:
     run = subprocess.run(
-        [sys.executable, "-m", "agent.cli", "ask", "--offline", "--kb-dir", str(slice_kb_root), ""],
+        [sys.executable, "-m", "agent.frontends.cli", "ask", "--offline", "--kb-dir", str(slice_kb_root), ""],
         cwd=REPO,
         env=cli_env(tmp_path),
         capture_output=True,
@@ -293,7 +312,7 @@ def test_ask_with_an_empty_question_is_a_clear_error(slice_kb_root: Path, tmp_pa
 
 def test_eval_without_the_eval_extra_says_what_to_install(tmp_path: Path) -> None:
     # sys.modules[name] = None is how Python itself marks a module as unavailable: find_spec returns None.
-    hide = "import sys; sys.modules['bm25s'] = None; from agent.cli import main; main()"
+    hide = "import sys; sys.modules['bm25s'] = None; from agent.frontends.cli import main; main()"
     run = subprocess.run(
         [sys.executable, "-c", hide, "eval", "retrieval", "--dataset", "medquad-consumer-ci"],
         cwd=REPO,

@@ -1,4 +1,5 @@
-"""The HTTP JSON API as an ASGI app (FastAPI on Starlette), served by uvicorn (see :mod:`agent.http_api`).
+"""The HTTP JSON API as an ASGI app (FastAPI on Starlette), served by uvicorn
+(see :mod:`agent.frontends.http_api`).
 
 Routes (OpenAPI at ``/docs`` and ``/openapi.json``)::
 

@@ -31,7 +31,7 @@ def mcp(
     kb_dir: Annotated[Path | None, typer.Option("--kb-dir", help="Knowledge-base root.")] = None,
 ) -> None:
     """MCP server: the four retrieval tools and `consult`, for any MCP client (stdio or streamable HTTP)."""
-    from agent.cli_kb import open_consultant
+    from agent.frontends.cli_kb import open_consultant
 
     err = Console(stderr=True)
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")

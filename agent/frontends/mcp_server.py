@@ -32,7 +32,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from agent.consult import Consultant, Event
 from agent.errors import UserError
-from agent.render import event_line
+from agent.frontends.render import event_line
 from agent.serving import evidence_texts, run_turn, turn_lock
 from graphs.kb import KnowledgeBase
 from tools.common import ToolInputError

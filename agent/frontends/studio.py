@@ -33,7 +33,7 @@ def make_graph(config: RunnableConfig | None = None) -> CompiledStateGraph[Any, 
 
 @functools.cache
 def _graph() -> CompiledStateGraph[Any, Any, Any, Any]:
-    from agent.cli_kb import ensure_default_kb
+    from agent.frontends.cli_kb import ensure_default_kb
 
     install_log_redaction()
     settings = load_settings()

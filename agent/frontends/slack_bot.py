@@ -12,7 +12,8 @@ Bolt acknowledges each event before the listener runs (in its thread pool), so S
 Errors: a ``UserError`` is shown as it is (its message is written for people); anything else is logged with
 its traceback and Slack gets a short apology saying the consult was kept.
 
-When Slack misbehaves: each message is claimed once in the consult store (``agent.slack_deliveries``), so a
+When Slack misbehaves: each message is claimed once in the consult store
+(``agent.frontends.slack_deliveries``), so a
 redelivery — also after a restart, also to another process — is not answered twice; ``ratelimited`` calls
 are retried after ``Retry-After``, and a final edit still refused is posted as a new message with the
 placeholder deleted; posts by bots (other bots, and this one) are never taken as questions.
@@ -42,10 +43,10 @@ from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
 
 from agent.consult import Consultant, Event
 from agent.errors import UserError
-from agent.render import event_line
+from agent.frontends.render import event_line
+from agent.frontends.slack_deliveries import DeliveryLog, message_key
+from agent.frontends.slack_render import answer_blocks, answer_fallback_text, escape
 from agent.serving import evidence_texts, run_turn
-from agent.slack_deliveries import DeliveryLog, message_key
-from agent.slack_render import answer_blocks, answer_fallback_text, escape
 
 log = logging.getLogger("evigraph.slack")
 

@@ -11,9 +11,9 @@ import typer
 from pydantic import SecretStr
 from rich.console import Console
 
-from agent.cli_kb import kb_app
-from agent.cli_serve import serve, slack
 from agent.errors import user_errors
+from agent.frontends.cli_kb import kb_app
+from agent.frontends.cli_serve import serve, slack
 from agent.frontends.mcp_cli import mcp
 from agent.redact import install_log_redaction, redact_value, remember_secret
 from graphs.settings import load_settings
@@ -73,9 +73,9 @@ def ask(
     ] = False,
 ) -> None:
     """One question, one cited answer (builds the default KB on first use)."""
-    from agent.cli_kb import open_consultant
     from agent.context import ConsultContext
-    from agent.render import event_line, print_answer, turn_footer
+    from agent.frontends.cli_kb import open_consultant
+    from agent.frontends.render import event_line, print_answer, turn_footer
 
     settings = load_settings(kb_dir=kb_dir)
     err = Console(stderr=True)
@@ -114,9 +114,9 @@ def chat(
     kb_dir: Annotated[Path | None, typer.Option("--kb-dir", help="Knowledge-base root.")] = None,
 ) -> None:
     """A consult in the terminal: questions and follow-ups, live steps, cited answers, /help for commands."""
-    from agent.cli_kb import open_consultant
     from agent.consult import check_task
-    from agent.terminal import ChatSession
+    from agent.frontends.cli_kb import open_consultant
+    from agent.frontends.terminal import ChatSession
 
     settings = load_settings(kb_dir=kb_dir)
     out = Console()
@@ -136,8 +136,8 @@ def consults(
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
 ) -> None:
     """Recent consult ids with their first question (continue one with `evigraph chat --resume ID`)."""
+    from agent.frontends.terminal import consult_summaries, consults_table
     from agent.sessions import open_checkpointer
-    from agent.terminal import consult_summaries, consults_table
 
     settings = load_settings()
     with user_errors():

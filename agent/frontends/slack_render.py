@@ -1,6 +1,7 @@
 """How an answer looks in Slack: Block Kit sections in mrkdwn, showing what the terminal shows.
 
-The content matches :func:`agent.render.answer_renderable`: the answer with numbered citations (offline
+The content matches :func:`agent.frontends.render.answer_renderable`: the answer with numbered
+citations (offline
 answers keep their "Retrieved evidence (offline mode — …)" label), a plain "Insufficient evidence" line when
 the evidence fell short, the citation list with passage snippets, the sources, the KB version, the mode and
 the safety note. Slack's mrkdwn is not Markdown, so headings, bold, bullets and links are translated.
@@ -16,8 +17,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from agent.answer_view import answer_view, citation_texts, cited_sources, shorten
-from agent.render import answer_warnings, distinct_sources, number_citations
+from agent.frontends.answer_view import answer_view, citation_texts, cited_sources, shorten
+from agent.frontends.render import answer_warnings, distinct_sources, number_citations
 from agent.sanitize import clean_text
 
 Block = dict[str, Any]

@@ -18,8 +18,8 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
-from agent.cli_kb import open_consultant
 from agent.errors import UserError, user_errors
+from agent.frontends.cli_kb import open_consultant
 from graphs.settings import load_settings
 
 Host = Annotated[str, typer.Option(help="Address to listen on (keep 127.0.0.1 behind a TLS proxy).")]
@@ -44,7 +44,12 @@ def slack(
     from slack_bolt.error import BoltError
     from slack_sdk.errors import SlackApiError
 
-    from agent.slack_bot import EVENTS_PATH, make_slack_app, make_slack_server, make_socket_mode_handler
+    from agent.frontends.slack_bot import (
+        EVENTS_PATH,
+        make_slack_app,
+        make_slack_server,
+        make_socket_mode_handler,
+    )
 
     settings = load_settings(kb_dir=kb_dir)
     _log_to_stderr()
@@ -95,7 +100,7 @@ def serve(
 ) -> None:
     """HTTP JSON API (OpenAPI at /docs): POST /v1/consults, POST /v1/consults/ID/turns, GET /v1/consults/ID,
     GET /healthz, GET /readyz. Set EVIGRAPH_API_TOKEN to require a bearer token."""
-    from agent.http_api import ApiServer, serve_workers
+    from agent.frontends.http_api import ApiServer, serve_workers
     from agent.serving import ConsultService, ServeSettings
 
     settings = load_settings(kb_dir=kb_dir)

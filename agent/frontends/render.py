@@ -17,7 +17,8 @@ from rich.spinner import Spinner
 from rich.table import Table
 from rich.text import Text
 
-from agent.answer_view import (
+from agent.citations import CITATION
+from agent.frontends.answer_view import (
     SNIPPET_CHARS,
     answer_view,
     citation_texts,
@@ -25,7 +26,6 @@ from agent.answer_view import (
     shorten,
     single_bullets,
 )
-from agent.citations import CITATION
 from agent.sanitize import clean_payload, clean_text, defuse_markdown
 
 

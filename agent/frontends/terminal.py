@@ -28,10 +28,10 @@ from rich.console import Console
 from rich.live import Live
 from rich.text import Text
 
-from agent.answer_view import short_answer, shorten
 from agent.consult import Consultant, Event, TurnResult
 from agent.errors import EXPECTED_ERRORS, UserError
-from agent.render import (
+from agent.frontends.answer_view import short_answer, shorten
+from agent.frontends.render import (
     consult_json,
     consult_markdown,
     consults_table,
