@@ -312,7 +312,7 @@ def test_ask_with_an_empty_question_is_a_clear_error(slice_kb_root: Path, tmp_pa
 
 def test_eval_without_the_eval_extra_says_what_to_install(tmp_path: Path) -> None:
     # sys.modules[name] = None is how Python itself marks a module as unavailable: find_spec returns None.
-    hide = "import sys; sys.modules['bm25s'] = None; from agent.frontends.cli import main; main()"
+    hide = "import sys; sys.modules['matplotlib'] = None; from agent.frontends.cli import main; main()"
     run = subprocess.run(
         [sys.executable, "-c", hide, "eval", "retrieval", "--dataset", "medquad-consumer-ci"],
         cwd=REPO,
@@ -321,5 +321,5 @@ def test_eval_without_the_eval_extra_says_what_to_install(tmp_path: Path) -> Non
         text=True,
     )
     assert run.returncode == 2
-    assert "need the eval extra (bm25s missing): pip install -e '.[eval]'" in " ".join(run.stderr.split())
+    assert "need the eval extra (matplotlib missing): pip install -e '.[eval]'" in " ".join(run.stderr.split())
     assert "Traceback" not in run.stderr + run.stdout

@@ -151,8 +151,8 @@ def consults(
     Console().print(consults_table(rows))
 
 
-EVAL_PACKAGES = ("bm25s", "matplotlib")
-"""Imported by evals (BM25 baseline, report plots) and installed by the ``eval`` extra, not by default."""
+EVAL_PACKAGES = ("matplotlib",)
+"""Imported by evals (report plots) and installed by the ``eval`` extra, not by default (bm25s is core)."""
 _PASSTHROUGH = {"allow_extra_args": True, "ignore_unknown_options": True, "help_option_names": []}
 
 
