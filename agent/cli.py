@@ -11,6 +11,7 @@ import typer
 from rich.console import Console
 
 from agent.cli_kb import kb_app
+from agent.cli_llm import llm_app
 from agent.cli_serve import serve, slack
 from agent.errors import user_errors
 from graphs.settings import load_settings
@@ -22,6 +23,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 app.add_typer(kb_app, name="kb")
+app.add_typer(llm_app, name="llm")
 app.command("slack")(slack)
 app.command("serve")(serve)
 
