@@ -113,7 +113,7 @@ def consults(
 
     settings = load_settings()
     with user_errors():
-        rows = consult_summaries(open_checkpointer(settings), limit)
+        rows = consult_summaries(open_checkpointer(settings, read_only=True), limit)
     if as_json:
         typer.echo(json.dumps(rows, indent=2, ensure_ascii=False))
         return

@@ -12,7 +12,7 @@ import logging
 from collections.abc import Callable
 from pathlib import Path
 from socketserver import BaseServer
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -20,9 +20,6 @@ from rich.console import Console
 from agent.cli_kb import open_consultant
 from agent.errors import UserError, user_errors
 from graphs.settings import load_settings
-
-if TYPE_CHECKING:
-    pass
 
 Host = Annotated[str, typer.Option(help="Address to listen on (keep 127.0.0.1 behind a TLS proxy).")]
 Offline = Annotated[bool, typer.Option("--offline", help="Do not use an LLM even if one is configured.")]
@@ -71,17 +68,39 @@ def serve(
     port: Annotated[int, typer.Option(help="Port to listen on.")] = 8080,
     offline: Offline = False,
     kb_dir: KbDir = None,
+    parallel: Annotated[
+        int | None, typer.Option(help="Turns run at the same time (EVIGRAPH_MAX_PARALLEL_TURNS, default 4).")
+    ] = None,
 ) -> None:
-    """HTTP JSON API: POST /v1/consults, POST /v1/consults/ID/turns, GET /v1/consults/ID, GET /healthz."""
-    from agent.http_api import make_http_server
+    """HTTP JSON API (OpenAPI at /docs): POST /v1/consults, POST /v1/consults/ID/turns, GET /v1/consults/ID,
+    GET /healthz, GET /readyz. Set EVIGRAPH_API_TOKEN to require a bearer token."""
+    from agent.http_api import ApiServer
+    from agent.serving import ConsultService, ServeSettings
 
     settings = load_settings(kb_dir=kb_dir)
     _log_to_stderr()
     with user_errors():
-        consultant = open_consultant(settings, offline)
-        server = _listen(lambda: make_http_server(consultant, host, port), host, port)
-    where = f"http://{host}:{port}/v1/consults"
-    _serve(server, f"EviGraph API at {where} · {consultant.mode} mode · KB {consultant.kb.version}")
+        limits = ServeSettings() if parallel is None else ServeSettings(max_parallel_turns=parallel)
+        consultant = open_consultant(settings, offline)  # builds the default KB on first use, checks the LLM
+
+        def open_service(limits: ServeSettings) -> Any:
+            return ConsultService.open(settings, limits, llm=consultant.llm)
+
+        consultant.kb.close()  # the service opens (and live-switches) its own
+        try:
+            api = ApiServer(open_service, host, port, limits)
+        except OSError as exc:
+            raise UserError(
+                f"Cannot listen on {host}:{port} ({exc.strerror or exc}). Choose another --port."
+            ) from None
+    err = Console(stderr=True)
+    where = f"http://{host}:{api.port}"
+    err.print(
+        f"[dim]EviGraph API at {where}/v1/consults (docs {where}/docs) · {consultant.mode} mode · "
+        f"KB {consultant.kb.version} · Ctrl-C to stop"
+    )
+    api.serve()
+    err.print("[dim]stopped.")
 
 
 def _listen(make: Callable[[], BaseServer], host: str, port: int) -> BaseServer:

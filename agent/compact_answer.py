@@ -5,8 +5,10 @@ a 1.5B model on a busy CPU — and a weak model copied five sentences of a sympt
 question. Giving it the few sentences most similar to the question (each tagged with its passage id)
 makes the prompt ~4× shorter and puts the answer-bearing sentence first.
 
-The selector here is minimal (sentence split + cosine to the question with the KB's own embedder, ties
-broken by passage rank); the offline direct answer's key-sentence selector replaces it once it is in main.
+The sentences are the ones the offline direct answer shows (``agent.nodes.key_sentences``: about the
+question's focus, aspect-aware, MMR-diverse). A question without a focus entity (an exam vignette, a
+question the KB cannot link) falls back to a plain selector here: sentence split + cosine to the question,
+at most two per passage.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from typing import Any
 import numpy as np
 
 from agent.deps import ConsultDeps
+from agent.nodes.focus import question_focus
+from agent.nodes.key_sentences import select_key_sentences
 from agent.state import ConsultState, EvidenceRec
 from prompts import render_prompt
 
@@ -56,11 +60,22 @@ def key_sentences(
     return chosen
 
 
+def answer_sentences(deps: ConsultDeps, state: ConsultState) -> list[tuple[str, str]]:
+    """The key sentences of the direct answer, or the plain selector's when the question has no focus."""
+    evidence = state.get("evidence", [])
+    picked = select_key_sentences(
+        deps.kb, state["question"], question_focus(deps.kb, state), evidence, MAX_SENTENCES
+    )
+    if picked:
+        return [(k.evidence_id, k.text[:MAX_SENTENCE_CHARS]) for k in picked]
+    return key_sentences(deps, state["question"], evidence)
+
+
 def compact_answer_prompt(
     deps: ConsultDeps, state: ConsultState, condition: str, question: str, task_rules: str
 ) -> str:
     """The answer prompt built from key sentences and the top three chains."""
-    sentences = key_sentences(deps, state["question"], state.get("evidence", []))
+    sentences = answer_sentences(deps, state)
     chains = state.get("chains", [])[:3]
     fields: dict[str, Any] = {
         "condition": condition,

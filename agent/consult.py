@@ -16,6 +16,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
+from agent.consult_lock import consult_locks
 from agent.context import TASKS, ConsultContext
 from agent.deps import ConsultDeps
 from agent.errors import UserError
@@ -51,6 +52,48 @@ class TurnResult:
         }
 
 
+def turn_result(consult_id: str, state: dict[str, Any], started: float) -> TurnResult:
+    """The finished turn as the front ends get it, from the consult's state after the run."""
+    return TurnResult(
+        consult_id=consult_id,
+        answer=dict(state.get("answer", {})),
+        trace=list(state.get("trace", [])),
+        llm_calls=int(state.get("llm_calls", 0)),
+        llm_tokens=int(state.get("llm_tokens", 0)),
+        seconds=round(time.perf_counter() - started, 3),
+        turns=list(state.get("turns", [])),
+    )
+
+
+def prepare_turn(
+    question: str, task: str, context: ConsultContext | None = None
+) -> tuple[str, ConsultContext]:
+    """The question as it is checkpointed and the run context of its turn; ``UserError`` for bad input.
+
+    Shared by the sync ``Consultant.ask`` and the async serving path, so both refuse the same input with
+    the same words before anything is written to the consult store.
+    """
+    text = (question or "").strip()
+    if not text:
+        raise UserError(
+            "The question is empty. Type a clinical question, e.g. "
+            '"What is the first-line treatment for type 2 diabetes?"'
+        )
+    check_task(task)
+    original_chars = len(text)
+    if original_chars > MAX_INPUT_CHARS:
+        # Bound what is checkpointed; start_turn cuts further and warns with the original size.
+        text = text[:MAX_INPUT_CHARS]
+    base = context or ConsultContext()
+    extra = {**base.extra, "input_chars": original_chars}
+    return text, replace(base, task=task, extra=extra)  # type: ignore[arg-type]  # task validated above
+
+
+def turn_config(consult_id: str, ctx: ConsultContext) -> RunnableConfig:
+    """The run config of one turn: the consult's thread and an explicit step budget."""
+    return {**thread_config(consult_id), "recursion_limit": recursion_limit(ctx)}  # type: ignore[typeddict-item]
+
+
 def check_task(task: str) -> None:
     """Refuse a task name that is neither ``auto`` nor one of the search conditions."""
     if task not in ("auto", *TASKS):
@@ -73,6 +116,7 @@ class Consultant:
         self.llm = llm if llm is not None else (make_chat_model(settings) if use_llm else None)
         self.checkpointer = checkpointer if checkpointer is not None else open_checkpointer(settings)
         self.graph = build_consult_graph(ConsultDeps(self.kb, self.llm), self.checkpointer)
+        self.locks = consult_locks(settings.data_dir)
 
     @property
     def mode(self) -> str:
@@ -93,17 +137,7 @@ class Consultant:
         the thread), so the first message of a thread and its follow-ups are handled alike; without it an
         unknown id is refused, because a typed id that matches nothing is usually a typo.
         """
-        text = (question or "").strip()
-        if not text:
-            raise UserError(
-                "The question is empty. Type a clinical question, e.g. "
-                '"What is the first-line treatment for type 2 diabetes?"'
-            )
-        check_task(task)
-        original_chars = len(text)
-        if original_chars > MAX_INPUT_CHARS:
-            # Bound what is checkpointed; start_turn cuts further and warns with the original size.
-            text = text[:MAX_INPUT_CHARS]
+        text, ctx = prepare_turn(question, task, context)
         if (
             consult_id is not None
             and not start_if_missing
@@ -113,26 +147,20 @@ class Consultant:
                 f"No consult '{consult_id}'. Start a new one, or list them with `evigraph consults`."
             )
         cid = consult_id or new_consult_id()
-        base = context or ConsultContext()
-        extra = {**base.extra, "input_chars": original_chars}
-        ctx = replace(base, task=task, extra=extra)  # type: ignore[arg-type]  # task validated above
-        config: RunnableConfig = {**thread_config(cid), "recursion_limit": recursion_limit(ctx)}  # type: ignore[typeddict-item]
+        with self.locks.hold(cid):
+            return self._run(text, cid, ctx, on_event)
+
+    def _run(
+        self, text: str, cid: str, ctx: ConsultContext, on_event: Callable[[Event], None] | None
+    ) -> TurnResult:
+        config = turn_config(cid, ctx)
         started = time.perf_counter()
         for event in self.graph.stream(
             {"question": text}, config=config, context=ctx, stream_mode="custom", durability="sync"
         ):
             if on_event is not None and isinstance(event, dict):
                 on_event(event)
-        state = self.graph.get_state(config).values
-        return TurnResult(
-            consult_id=cid,
-            answer=dict(state.get("answer", {})),
-            trace=list(state.get("trace", [])),
-            llm_calls=int(state.get("llm_calls", 0)),
-            llm_tokens=int(state.get("llm_tokens", 0)),
-            seconds=round(time.perf_counter() - started, 3),
-            turns=list(state.get("turns", [])),
-        )
+        return turn_result(cid, self.graph.get_state(config).values, started)
 
     def evidence_texts(self, evidence_ids: list[str]) -> dict[str, str]:
         """The passage text of each evidence id (what citations are shown with)."""

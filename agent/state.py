@@ -65,6 +65,45 @@ class Verdict(TypedDict, total=False):
     method: str
 
 
+class KGFactRec(TypedDict, total=False):
+    """A KG fact of the direct answer: the focus linked to ``entity_name`` by ``relation`` (cite ``chain_ids``)."""
+
+    entity_id: str
+    entity_name: str
+    entity_type: str
+    relation: str
+    focus_id: str
+    focus_name: str
+    chain_ids: list[str]
+    sources: list[str]
+    support: int
+    """How many retrieved passages mention the entity (the ranking key)."""
+
+
+class KeySentenceRec(TypedDict, total=False):
+    """A key sentence of the direct answer: ``text`` is ``passage text[start:end]`` of ``evidence_id``."""
+
+    evidence_id: str
+    text: str
+    start: int
+    end: int
+    score: float
+    label: str
+
+
+class DirectAnswerRec(TypedDict, total=False):
+    """The short answer shown before any passage (offline; renderers show ``lines`` or build their own)."""
+
+    focus: list[str]
+    aspect: list[str]
+    fact_heading: str
+    facts: list[KGFactRec]
+    facts_total: int
+    sentences: list[KeySentenceRec]
+    lines: list[str]
+    """The block as Markdown lines, citations inline (``[C:…]``, ``[E:…]``)."""
+
+
 class ToolCallRec(TypedDict, total=False):
     name: str
     args: dict[str, Any]
@@ -122,6 +161,7 @@ class ConsultState(TypedDict, total=False):
     verdict: Verdict
     pending_calls: list[ToolCallRec]
     answer: dict[str, Any]
+    direct_answer: DirectAnswerRec
     trace: Annotated[list[StepRec], operator.add]
     turns: Annotated[list[TurnRec], operator.add]
     llm_calls: int

@@ -14,6 +14,7 @@ import contextlib
 import logging
 import os
 import queue
+import sqlite3
 import tempfile
 import threading
 import time
@@ -82,6 +83,7 @@ class TurnWorker(threading.Thread):
 
     def run(self) -> None:
         try:
+            _test_hold(self.cancel)
             self.result = self.consultant.ask(
                 self.question, consult_id=self.consult_id, task=self.task, on_event=self.on_event
             )
@@ -91,11 +93,29 @@ class TurnWorker(threading.Thread):
             self.error = exc
 
 
+TEST_HOLD_ENV = "EVIGRAPH_TEST_HOLD_FILE"
+"""Test-only knob: while the file this names exists, a turn waits before it starts (until cancelled), so a
+test's Ctrl-C always lands on a running turn however fast or loaded the machine is."""
+
+
+def _test_hold(cancel: threading.Event) -> None:
+    hold = os.environ.get(TEST_HOLD_ENV)
+    while hold and os.path.exists(hold):
+        if cancel.wait(0.05):
+            raise TurnCancelled
+
+
 def consult_summaries(checkpointer: BaseCheckpointSaver[Any], limit: int = 20) -> list[dict[str, Any]]:
     """Recent consults, newest first, with their first question (read from the checkpoints, no KB needed)."""
     out: list[dict[str, Any]] = []
     for cid in list_consults(checkpointer, limit):
-        saved = checkpointer.get_tuple(thread_config(cid))  # type: ignore[arg-type]
+        try:
+            saved = checkpointer.get_tuple(thread_config(cid))  # type: ignore[arg-type]
+        except (sqlite3.DatabaseError, ValueError) as exc:  # one damaged consult: list the others
+            out.append(
+                {"consult_id": cid, "turns": 0, "updated": "", "first_question": f"(unreadable: {exc})"}
+            )
+            continue
         if saved is not None:
             values = saved.checkpoint.get("channel_values", {})
             turns = list(values.get("turns", []) or [])

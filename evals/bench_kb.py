@@ -58,6 +58,11 @@ def peak_rss_mb():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 t0 = time.perf_counter()
 from graphs.kb import KnowledgeBase
+from graphs.kb_layout import current_build, read_manifest, verify_build
+t1 = time.perf_counter()
+build = current_build(Path(sys.argv[1]))
+verify_build(build, read_manifest(build))
+t_integrity = time.perf_counter() - t1
 t1 = time.perf_counter()
 kb = KnowledgeBase.open(Path(sys.argv[1]))
 t2 = time.perf_counter()
@@ -71,7 +76,8 @@ hits = kb.vectors.search("evidence", kb.embed([question])[0], 10)
 t5 = time.perf_counter()
 kb.close()
 print(json.dumps({
-    "import": t1 - t0, "open": t2 - t1, "matcher": t3 - t2, "embedder": t4 - t3, "query": t5 - t4,
+    "import": t1 - t0 - t_integrity, "integrity": t_integrity,
+    "open": t2 - t1, "matcher": t3 - t2, "embedder": t4 - t3, "query": t5 - t4,
     "for_query": t5 - t1, "mentions": len(mentions), "hits": len(hits),
     "peak_rss_mb": peak_rss_mb(),
     "ru_maxrss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
@@ -120,6 +126,27 @@ def probe_load(kb_root: Path) -> dict[str, float]:
     return row
 
 
+def probe_verify(kb_root: Path) -> dict[str, float]:
+    """One ``evigraph kb verify`` (every byte: SHA-256, SQLite integrity_check, every vector) in a fresh
+    subprocess; wall seconds from process start to exit."""
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")])),
+    }
+    started = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "agent.cli", "kb", "verify", "--kb-dir", str(kb_root)],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=REPO_ROOT,
+        env=env,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"kb verify failed:\n{done.stderr[-2000:]}")
+    return {"verify": time.perf_counter() - started}
+
+
 def part_sizes(build_dir: Path) -> dict[str, int]:
     """Bytes per top-level file or directory of a build (the named KB parts first)."""
     sizes: dict[str, int] = {}
@@ -146,6 +173,7 @@ def render(
     manifest: dict[str, Any],
     sizes: dict[str, int],
     loads: list[dict[str, float]],
+    verifies: list[dict[str, float]],
     load_start: tuple[float, float, float],
     load_end: tuple[float, float, float],
 ) -> str:
@@ -204,15 +232,17 @@ def render(
     ]
     steps = [
         ("import graphs.kb", "import"),
-        ("(a) KnowledgeBase.open", "open"),
+        ("integrity check at open alone (sizes + XXH3 of every file + vector sample)", "integrity"),
+        ("(a) KnowledgeBase.open (includes that integrity check)", "open"),
         ("dictionary matcher (kb.matcher)", "matcher"),
         ("embedder load (kb.embedder)", "embedder"),
         ("one question: NER + embed + evidence vector search", "query"),
         ("(b) open + matcher + embedder + query", "for_query"),
         ("whole subprocess, interpreter start to exit", "process"),
+        ("`evigraph kb verify` (full check), whole subprocess", "verify"),
     ]
     for label, key in steps:
-        values = [r[key] for r in loads]
+        values = [r[key] for r in loads if key in r] or [r[key] for r in verifies]
         lines.append(f"| {label} | {statistics.median(values):.3f} | {min(values):.3f} | {max(values):.3f} |")
     met = "met" if for_query <= TARGET_LOAD_FOR_QUERY_S else "NOT met"
     met_imports = "met" if with_imports <= TARGET_LOAD_FOR_QUERY_S else "NOT met"
@@ -259,7 +289,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         manifest = read_manifest(build_dir).data
         sizes = part_sizes(build_dir)
         loads = [probe_load(run.kb_root) for _ in range(args.repeats)]
-        report = render(run, manifest, sizes, loads, load_start, os.getloadavg())
+        verifies = [probe_verify(run.kb_root) for _ in range(max(1, args.repeats // 2))]
+        report = render(run, manifest, sizes, loads, verifies, load_start, os.getloadavg())
     publish(report, args.out)
     return 0
 

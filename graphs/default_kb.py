@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import gzip
 import json
-import tempfile
 from pathlib import Path
 
 from graphs.builder import BuildConfig, BuildResult, Progress, TopicDescriber, build_kb
+from graphs.kb_layout import scratch_dir
 from graphs.loaders import LoadError
 from graphs.settings import Settings
 
@@ -70,7 +70,7 @@ def build_default_kb(
     if profile not in PROFILES:
         raise ValueError(f"Unknown profile '{profile}'. Choose one of: {', '.join(PROFILES)}.")
     kg, corpus = default_sources(settings.source_data_dir)
-    with tempfile.TemporaryDirectory(prefix="evigraph-src-") as tmp:
+    with scratch_dir(settings.kb_root) as tmp:
         medquad = _core_subset(corpus, Path(tmp)) if profile == "core" else corpus
         config = BuildConfig(
             kg_sources=kg,

@@ -24,6 +24,7 @@ from graphs.builder import (
     TopicDescriber,
     adopt_focus_names,
     content_hash,
+    embed_all,
     entity_terms,
     entity_text,
     evidence_text,
@@ -44,9 +45,10 @@ from graphs.kb_layout import (
     new_tmp_build,
     publish,
     read_manifest,
+    verify_build,
     write_manifest,
 )
-from graphs.loaders import LoadError, LoadReport, detect_corpus_loader
+from graphs.loaders import LoadError, LoadReport, SourceDocument, detect_corpus_loader
 from graphs.ner import DictionaryMatcher
 from graphs.schema import Evidence, Topic, short_hash
 from graphs.tables import (
@@ -64,6 +66,18 @@ from graphs.tables import (
     write_topics,
 )
 from graphs.vector_index import MatrixVectorIndex, QdrantVectorIndex, VectorIndex
+
+SQLITE_SIDE_FILES = shutil.ignore_patterns("*-wal", "*-shm", "*-journal")
+"""Not copied into an update: a reader's WAL index belongs to the published file, not to the copy."""
+
+
+def _quiet(stage: str, done: int, total: int) -> None:
+    """Updates run silently unless the caller passes a progress sink (the CLI shows a bar)."""
+
+
+MAX_DOCUMENT_CHARS = 200_000
+"""Default cap on one document's text in ``kb add`` (the longest MedQuAD answer is ~29 k characters); a
+longer one is skipped with a message, since chunking, linking and embedding it would take minutes."""
 
 
 @dataclass
@@ -153,21 +167,59 @@ def _publish_update(
     return version
 
 
+def validated_documents(
+    path: Path, fmt: str | None, report: LoadReport, max_document_chars: int = MAX_DOCUMENT_CHARS
+) -> list[SourceDocument]:
+    """The documents of ``path`` that may go into the KB: over-long ones skipped, and of several rows with
+    the same id only the last (as in a log of edits: the later row is the newer version)."""
+    last: dict[str, SourceDocument] = {}
+    for doc in detect_corpus_loader(path, fmt).load(path, report):
+        if len(doc.text) > max_document_chars:
+            report.skip(
+                path,
+                0,
+                f"document {doc.id} has {len(doc.text):,} characters, over the limit of "
+                f"{max_document_chars:,}: split it into several documents, or raise the limit with "
+                "--max-doc-chars",
+            )
+            continue
+        if doc.id in last:
+            report.skip(path, 0, f"document {doc.id} appears more than once: the last version was kept")
+            del last[doc.id]  # keep the file order of the surviving versions
+        last[doc.id] = doc
+    return list(last.values())
+
+
+def _checked_current(root: Path) -> tuple[Path, dict[str, Any]]:
+    """The published build and its manifest, verified first: an update must not copy damage into a new
+    build that would then carry fresh, matching checksums."""
+    current = current_build(root)
+    manifest = read_manifest(current)
+    verify_build(current, manifest)
+    return current, dict(manifest.data)
+
+
 def add_documents(
     root: Path,
     path: Path,
     fmt: str | None = None,
     describe_topic: TopicDescriber | None = None,
     progress: Progress | None = None,
+    max_document_chars: int = MAX_DOCUMENT_CHARS,
 ) -> UpdateResult:
     """Add (or replace changed) documents from ``path`` to the current KB."""
     report = LoadReport()
-    docs = list(detect_corpus_loader(path, fmt).load(path, report))
+    progress = progress or _quiet
+    progress("reading documents", 0, 1)
+    docs = validated_documents(path, fmt, report, max_document_chars)
+    progress("reading documents", 1, 1)
     if not docs:
-        raise LoadError(f"No usable document in {path}; nothing was changed. Check the file and its format.")
+        skipped = "".join(f"\n  {line}" for line in report.summary(5))
+        raise LoadError(
+            f"No usable document in {path}; nothing was changed. Check the file and its format.{skipped}"
+        )
     with build_lock(root):
-        current = current_build(root)
-        manifest = dict(read_manifest(current).data)
+        current, manifest = _checked_current(root)
         store = EmbeddedGraphStore(current)
         known = store.get_documents([d.id for d in docs])
         store.close()
@@ -177,7 +229,7 @@ def add_documents(
             return UpdateResult(manifest["kb_version"], [], unchanged, [], [], report)
         tmp = new_tmp_build(root)
         try:
-            shutil.copytree(current, tmp, dirs_exist_ok=True)
+            shutil.copytree(current, tmp, dirs_exist_ok=True, ignore=SQLITE_SIDE_FILES)
             (tmp / "manifest.json").unlink()
             conn = connect(tmp / DB_FILE)
             entities = {r[0]: entity_from_row(r) for r in conn.execute("SELECT * FROM entities")}
@@ -199,7 +251,8 @@ def add_documents(
                 affected, removed_ev = _remove_documents(conn, [d.id for d in fresh if d.id in known])
                 evidence: list[Evidence] = []
                 mentions: dict[str, set[str]] = {}
-                for doc in fresh:
+                for n, doc in enumerate(fresh, start=1):
+                    progress("finding entities in evidence", n, len(fresh))
                     units = make_evidence(doc, keyword[doc.id])
                     for ev, found in zip(units, matcher.find_many([u.text for u in units]), strict=True):
                         mentions[ev.id] = mentions_to_entities(found, degree)
@@ -219,7 +272,9 @@ def add_documents(
                 touched = _recompute_topics(
                     conn, affected, describe, {k: v.name for k, v in entities.items()}
                 )
-            _update_vectors(tmp, manifest, conn, new_entities, evidence, removed_ev, touched, entities)
+            _update_vectors(
+                tmp, manifest, conn, new_entities, evidence, removed_ev, touched, entities, progress
+            )
             version = _publish_update(
                 root,
                 tmp,
@@ -242,6 +297,7 @@ def _update_vectors(
     removed_evidence: Sequence[str],
     touched_topics: Sequence[str],
     entities: dict[str, Any],
+    progress: Progress = _quiet,
 ) -> None:
     embedder = get_embedder(str(manifest.get("embedding_backend", "onnx")))
     index = _vector_index(tmp, manifest)
@@ -252,16 +308,9 @@ def _update_vectors(
             conn, "SELECT id, title FROM documents WHERE id IN ({marks})", [e.document_id for e in evidence]
         )
     )
-    if new_entities:
-        index.upsert(
-            "entities", [e.id for e in new_entities], embedder.embed([entity_text(e) for e in new_entities])
-        )
-    if evidence:
-        index.upsert(
-            "evidence",
-            [e.id for e in evidence],
-            embedder.embed([evidence_text(e, titles[e.document_id]) for e in evidence]),
-        )
+    embed_all(embedder, index, "entities", [(e.id, entity_text(e)) for e in new_entities], progress)
+    items = [(e.id, evidence_text(e, titles[e.document_id])) for e in evidence]
+    embed_all(embedder, index, "evidence", items, progress, batch=64)
     live = [r[0] for r in select_in(conn, "SELECT id FROM topics WHERE id IN ({marks})", touched_topics)]
     gone = sorted(set(touched_topics) - set(live))
     if gone:
@@ -293,8 +342,7 @@ def _topics_with_evidence(conn: Any, topic_ids: Sequence[str]) -> list[Topic]:
 def remove_document(root: Path, doc_id: str, describe_topic: TopicDescriber | None = None) -> UpdateResult:
     """Remove one document (and its evidence) from the current KB."""
     with build_lock(root):
-        current = current_build(root)
-        manifest = dict(read_manifest(current).data)
+        current, manifest = _checked_current(root)
         store = EmbeddedGraphStore(current)
         exists = bool(store.get_documents([doc_id]))
         store.close()
@@ -305,7 +353,7 @@ def remove_document(root: Path, doc_id: str, describe_topic: TopicDescriber | No
             )
         tmp = new_tmp_build(root)
         try:
-            shutil.copytree(current, tmp, dirs_exist_ok=True)
+            shutil.copytree(current, tmp, dirs_exist_ok=True, ignore=SQLITE_SIDE_FILES)
             (tmp / "manifest.json").unlink()
             conn = connect(tmp / DB_FILE)
             entities = {r[0]: entity_from_row(r) for r in conn.execute("SELECT * FROM entities")}

@@ -16,7 +16,16 @@ import numpy as np
 
 from graphs.embedded_store import EmbeddedGraphStore
 from graphs.embedding import get_embedder
-from graphs.kb_layout import MATCHER_FILE, VECTORS_DIR, KBCorrupt, Manifest, current_build, read_manifest
+from graphs.kb_layout import (
+    MATCHER_FILE,
+    VECTORS_DIR,
+    KBCorrupt,
+    Manifest,
+    current_build,
+    read_manifest,
+    take_lease,
+    verify_build,
+)
 from graphs.ner import DictionaryMatcher
 from graphs.query_vectors import RememberingEmbedder
 from graphs.settings import Settings
@@ -35,14 +44,32 @@ class KnowledgeBase:
     _embedder: RememberingEmbedder | None = None
     _matcher: DictionaryMatcher | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    _lease: Any = None
 
     @classmethod
     def open(
         cls, root: Path, *, store: GraphStore | None = None, qdrant_api_key: str | None = None
     ) -> KnowledgeBase:
-        """Open ``root/current``; ``store`` overrides the embedded store (e.g. a Neo4j store)."""
-        build = current_build(root)
+        """Open ``root/current``; ``store`` overrides the embedded store (e.g. a Neo4j store).
+
+        The build is checked against its integrity record first (sizes, checksums, a vector sample: a
+        damaged file is a :class:`KBCorrupt` naming it and the fix) and leased, so a newer publish does not
+        prune it while this handle is open.
+        """
+        build, lease = _leased_current(root)
+        try:
+            kb = cls._open_build(build, store, qdrant_api_key)
+        except BaseException:
+            if lease is not None:
+                lease.close()
+            raise
+        kb._lease = lease
+        return kb
+
+    @classmethod
+    def _open_build(cls, build: Path, store: GraphStore | None, qdrant_api_key: str | None) -> KnowledgeBase:
         manifest = read_manifest(build)
+        verify_build(build, manifest)
         try:
             graph = store or EmbeddedGraphStore(build)
         except StoreError as exc:
@@ -95,6 +122,21 @@ class KnowledgeBase:
     def close(self) -> None:
         self.store.close()
         self.vectors.close()
+        if self._lease is not None:
+            self._lease.close()
+            self._lease = None
+
+
+def _leased_current(root: Path) -> tuple[Path, Any]:
+    """The published build with a lease held on it; retried when a publish pruned it in between."""
+    for _ in range(3):
+        build = current_build(root)
+        lease = take_lease(build)
+        if build.is_dir():
+            return build, lease
+        if lease is not None:
+            lease.close()
+    return current_build(root), None
 
 
 def open_kb(settings: Settings) -> KnowledgeBase:

@@ -60,6 +60,8 @@ LABEL_KEYWORDS: dict[str, tuple[str, ...]] = {
     "risk factors": ("risk", "susceptib*", "who gets", "more likely"),
     "epidemiology": ("how common", "how many", "prevalen*", "inciden*", "frequen*"),
     "complications": ("complication", "lead to", "long-term effect"),
+    "side effects": ("side effect", "side-effect", "adverse", "toxicit*", "unwanted effect", "safe to take"),
+    "contraindications": ("contraindicat*", "should not take", "should not be used"),
     "overview": ("what is", "what are", "explain", "overview", "mean"),
 }
 """Cue words that say which label a *question* asks about (offline sufficiency and ranking use them).
@@ -75,6 +77,31 @@ def _cue_pattern(cues: tuple[str, ...]) -> re.Pattern[str]:
 
 
 _CUE_PATTERNS: dict[str, re.Pattern[str]] = {label: _cue_pattern(c) for label, c in LABEL_KEYWORDS.items()}
+
+
+RELATIONS_FOR_LABEL: dict[str, tuple[str, ...]] = {
+    "treatment": ("treats", "indicated_for", "palliates"),
+    "symptoms": ("has_phenotype", "has_symptom", "results_in"),
+    "causes": ("associated_gene", "has_material_basis_in", "transmitted_by"),
+    "inheritance": ("has_inheritance_pattern",),
+    "complications": ("results_in",),
+    "contraindications": ("not_indicated_for",),
+}
+"""Typed KG relations that state facts of the kind a label asks for (unified KG relation names, see
+``relation_types.tsv``): a treatment question is answered by treats/indicated_for/palliates edges of its
+focus, a symptoms question by has_phenotype/has_symptom. Labels absent here (diagnosis, side effects…)
+have no typed relation in the KG, so the direct answer lists no KG facts for them rather than loose ones."""
+
+
+def mentions_label(text: str, label: str) -> bool:
+    """Whether ``text`` carries one of ``label``'s cue words (same word-start rules as questions)."""
+    pattern = _CUE_PATTERNS.get(label)
+    return bool(pattern and pattern.search(text.lower()))
+
+
+def relations_for(labels: list[str]) -> list[str]:
+    """The KG relation types that answer any of ``labels``, in label order, without repeats."""
+    return list(dict.fromkeys(rel for label in labels for rel in RELATIONS_FOR_LABEL.get(label, ())))
 
 
 def label_for_qtype(qtype: str) -> str:

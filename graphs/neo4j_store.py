@@ -355,6 +355,10 @@ class Neo4jGraphStore(GraphStore):
         record = self._conn.read(Q_COUNTS)[0]
         return {k: int(record[k]) for k in record.keys()}  # noqa: SIM118 - Record is not a dict
 
+    def ping(self) -> None:
+        """A trivial read within the query deadline (``/readyz``); ``StoreError`` if Neo4j is down."""
+        self._conn.read("RETURN 1 AS ok")
+
     def close(self) -> None:
         self._conn.close()
 

@@ -8,9 +8,11 @@ Set ``EVIGRAPH_TEST_KB=/some/dir`` to build it there once and reuse it across se
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import shutil
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -55,7 +57,7 @@ def _fingerprint() -> str:
         if p.is_file() and "bad" not in p.parts:
             h.update(p.name.encode())
             h.update(p.read_bytes())
-    for name in BUILDER_FILES:
+    for name in (*BUILDER_FILES, "kb_layout.py", "integrity.py"):  # the last two shape the manifest
         h.update((REPO / "graphs" / name).read_bytes())
     return h.hexdigest()[:12]
 
@@ -83,3 +85,25 @@ def kb_copy(slice_kb_root: Path, tmp_path: Path) -> Path:
     target = tmp_path / "kb"
     shutil.copytree(slice_kb_root, target, symlinks=True)
     return target
+
+
+@contextlib.contextmanager
+def read_only(directory: Path) -> Iterator[Path]:
+    """Make ``directory`` really read-only for the duration: a read-only bind mount when running as root
+    (root ignores permission bits), else permission bits. Either way writes fail with EROFS / EACCES."""
+    if os.geteuid() == 0:
+        subprocess.run(["mount", "--bind", str(directory), str(directory)], check=True)
+        try:
+            subprocess.run(["mount", "-o", "remount,ro,bind", str(directory)], check=True)
+            yield directory
+        finally:
+            subprocess.run(["umount", "--lazy", str(directory)], check=True)  # lazy: even if a file is open
+        return
+    modes = {p: p.stat().st_mode for p in [directory, *directory.rglob("*")]}
+    for p in modes:
+        p.chmod(0o555 if p.is_dir() else 0o444)
+    try:
+        yield directory
+    finally:
+        for p, mode in modes.items():
+            p.chmod(mode)

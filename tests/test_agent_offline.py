@@ -252,5 +252,6 @@ def test_sources_are_shown_once_per_title_source_and_url() -> None:
 
 def test_the_asked_aspect_leads_the_extractive_answer(consultant: Consultant) -> None:
     answer = consultant.ask("What is the first-line medicine for gout?").answer
-    headings = [line for line in answer["text"].splitlines() if line.startswith("### ")]
-    assert headings and headings[0] == "### Treatment"  # "what is" opens the question; medicine is asked
+    supporting = answer["text"].split("### Supporting passages", 1)[1]
+    groups = [line for line in supporting.splitlines() if line.startswith("**") and line.endswith("**")]
+    assert groups and groups[0] == "**Treatment**"  # "what is" opens the question; medicine is asked

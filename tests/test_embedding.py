@@ -22,7 +22,8 @@ from graphs.embedding import (
 )
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
-BIOASQ_SNIPPETS = Path("/work/shared/data/corpus/bioasq_snippets.jsonl")
+BIOASQ_SNIPPETS = PROJECT_ROOT / "evals" / "data" / "bioasq_ci_corpus.jsonl"
+"""Real BioASQ gold snippets, as the project ships them for its CI evaluation slice."""
 
 MEDICAL_SENTENCES = [
     "Myocardial infarction occurs when blood flow to part of the heart muscle is blocked.",

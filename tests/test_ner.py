@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import gzip
 import itertools
 import pickle
 from collections.abc import Iterator
@@ -20,11 +21,12 @@ from graphs.ner import (
     normalise_term,
 )
 
-NODES = Path("/work/shared/data/kg/unified/nodes.tsv")
+NODES = Path(__file__).resolve().parents[1] / "data" / "kg" / "unified" / "nodes.tsv.gz"
+"""The unified KG's nodes as the project ships them (the same bytes as ../shared/data/kg/unified)."""
 
 
 def _kg_terms() -> Iterator[tuple[str, str]]:
-    with NODES.open(encoding="utf-8", newline="") as handle:
+    with gzip.open(NODES, "rt", encoding="utf-8", newline="") as handle:
         for row in csv.DictReader(handle, delimiter="\t"):
             yield row["name"], row["node_id"]
             for synonym in row["synonyms"].split("|"):

@@ -41,6 +41,7 @@ def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def cli_env(data_dir: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("EVIGRAPH_", "OPENAI_"))}
     env.update(EVIGRAPH_DATA_DIR=str(data_dir), TERM="xterm-256color", PYTHONPATH=str(REPO), LC_ALL="C.UTF-8")
+    env["EVIGRAPH_TEST_HOLD_FILE"] = str(data_dir / "hold-turn")  # see the Ctrl-C part of the first test
     env.pop("NO_COLOR", None)
     return env
 
@@ -165,12 +166,16 @@ def test_chat_session_questions_commands_export_and_cancel(
     for cmd in ("/sources", "/trace", "/new", "/resume ID", "/export FILE", "/quit"):
         assert cmd in help_text
 
-    # Ctrl-C while a turn runs cancels the turn, not the session.
+    # Ctrl-C while a turn runs cancels the turn, not the session. The hold file keeps the turn running
+    # until the Ctrl-C arrives (a real turn takes ~0.2 s: a Ctrl-C sent after it ends would cancel nothing).
+    hold = data_dir / "hold-turn"
+    hold.touch()
     chat.child.sendline("What is the outlook for breast cancer?")
     chat.child.expect("working")
     chat.child.send("\x03")
     chat.child.expect("cancelled")
     chat.wait_prompt()
+    hold.unlink()
     assert chat.consult == first_id
     shown = chat.say("/trace")  # the session still answers commands
     assert "trace of the last turn" in shown

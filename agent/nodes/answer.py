@@ -5,6 +5,12 @@ retrieved in this consult; :mod:`agent.citations` strips invalid ids and removes
 (or when the LLM fails): an extractive answer — the best passages grouped by label with their citations and
 the key chains — labelled as retrieved evidence, not a generated answer. For an exam question the offline
 answer also names the option whose text the top evidence supports best, marked as a retrieval heuristic.
+
+Offline the answer opens with the direct-answer block (agent/nodes/direct_answer.py: KG facts for the
+asked relation, then key sentences) and shows only a few short supporting passages after it
+(``SHOWN_PER_LABEL`` × ``SHOWN_LABELS``, ``PASSAGE_CHARS`` each; ``context.extra["full"]`` shows all, as
+before). On insufficient evidence it says so, names what is missing, and shows at most
+``CLOSEST_SHOWN`` closest passages, labelled as not answering the question — never a page of them.
 """
 
 from __future__ import annotations
@@ -21,9 +27,11 @@ from agent.context import ConsultContext
 from agent.deps import ConsultDeps
 from agent.llm import LLMStepFailed, Usage, text_call
 from agent.nodes.common import emit, llm_on, question_in_context, step, usage_update
+from agent.nodes.direct_answer import compose_direct_answer
+from agent.nodes.focus import answering_passages, question_focus
 from agent.nodes.hypothesis import condition
 from agent.nodes.turn import mcq_options
-from agent.state import ConsultState, EvidenceRec, Verdict
+from agent.state import ChainRec, ConsultState, DirectAnswerRec, EvidenceRec, Verdict
 from graphs.labels import specific_labels_asked
 from prompts import load_prompt
 
@@ -32,6 +40,11 @@ SAFETY_NOTE = (
     "substitute for professional assessment of the patient."
 )
 OFFLINE_LABEL = "Retrieved evidence (offline mode — extractive, not a generated answer)"
+DIRECT_LABEL = "Direct answer (from the retrieved evidence)"
+SHOWN_LABELS = 3
+SHOWN_PER_LABEL = 2
+PASSAGE_CHARS = 320
+CLOSEST_SHOWN = 3
 
 
 def best_option(deps: ConsultDeps, question: str, evidence: list[EvidenceRec]) -> tuple[str, float] | None:
@@ -62,11 +75,29 @@ def sources_of(evidence: list[EvidenceRec]) -> list[dict[str, str]]:
     return list(seen.values())
 
 
-def extractive_text(state: ConsultState, option: tuple[str, float] | None) -> str:
+def clip(text: str, chars: int) -> str:
+    """``text`` on one line, cut at a word boundary with "…" when longer than ``chars``."""
+    flat = " ".join(text.split())
+    if len(flat) <= chars:
+        return flat
+    return flat[:chars].rsplit(" ", 1)[0] + "…"
+
+
+def extractive_text(
+    state: ConsultState,
+    option: tuple[str, float] | None,
+    direct: DirectAnswerRec | None = None,
+    full: bool = False,
+    supporting: list[EvidenceRec] | None = None,
+) -> str:
+    """The offline answer as Markdown; ``supporting`` (default: all evidence) are the passages shown after
+    the direct answer unless ``full`` — the agent passes the passages about the question's subject, those
+    that answer it first, so a Wilson disease passage never leads a Fabry disease answer."""
     evidence = state.get("evidence", [])
     verdict = state.get("verdict", {})
     lines = [f"**{OFFLINE_LABEL}**", ""]
-    if not verdict.get("sufficient"):
+    sufficient = bool(verdict.get("sufficient")) and bool(evidence)
+    if not sufficient:
         lines += [insufficient_line(verdict), ""]
     if option is not None:
         lines += [
@@ -74,24 +105,58 @@ def extractive_text(state: ConsultState, option: tuple[str, float] | None) -> st
             f"**{option[0]}**",
             "",
         ]
+    if direct and direct.get("lines"):
+        heading = (
+            DIRECT_LABEL if sufficient else "What the knowledge graph lists (not an answer to the question)"
+        )
+        lines += [f"### {heading}", *direct["lines"], ""]
+    if not sufficient and not full:
+        closest = evidence[:CLOSEST_SHOWN]
+        if closest:
+            lines.append("### Closest passages (they do not answer the question)")
+            lines += [f"- {clip(e['text'], PASSAGE_CHARS)} [{e['id']}]" for e in closest]
+            lines.append("")
+        return "\n".join(lines).strip()
     groups: OrderedDict[str, list[EvidenceRec]] = OrderedDict(
         (label, []) for label in specific_labels_asked(state.get("question", ""))
     )  # what the question asks about comes first, then the other labels in rank order
-    for e in evidence:
+    for e in evidence if full or supporting is None else supporting:
         groups.setdefault(e.get("label", "evidence"), []).append(e)
     groups = OrderedDict((label, items) for label, items in groups.items() if items)
-    for label, items in groups.items():
-        lines.append(f"### {label.capitalize()}")
-        for e in items[:4]:
-            text = " ".join(e["text"].split())
-            lines.append(f"- {text[:700]}{'…' if len(text) > 700 else ''} [{e['id']}]")
+    if not full:
+        lines.append("### Supporting passages")
+    for n, (label, items) in enumerate(groups.items()):
+        if not full and n >= SHOWN_LABELS:
+            break
+        lines.append(f"### {label.capitalize()}" if full else f"**{label.capitalize()}**")
+        for e in items[: 4 if full else SHOWN_PER_LABEL]:
+            lines.append(f"- {clip(e['text'], 700 if full else PASSAGE_CHARS)} [{e['id']}]")
         lines.append("")
+    if not full and len(evidence) > sum(
+        len(v[:SHOWN_PER_LABEL]) for v in list(groups.values())[:SHOWN_LABELS]
+    ):
+        lines += [f"({len(evidence)} passages retrieved; `--full` or `/more` shows them all.)", ""]
     chains = state.get("chains", [])[:5]
-    if chains:
+    if chains and full:
         lines.append("### Knowledge-graph chains")
         lines += [f"- {c['text']} [{c['id']}]" for c in chains]
         lines.append("")
     return "\n".join(lines).strip()
+
+
+def offline_direct(
+    deps: ConsultDeps, state: ConsultState
+) -> tuple[DirectAnswerRec, list[ChainRec], list[EvidenceRec]]:
+    """The direct-answer block for this turn (empty on a question with no recognised subject), its fact
+    chains, and the supporting passages: those answering the question, then the others about its subject."""
+    focus = question_focus(deps.kb, state)
+    evidence = state.get("evidence", [])
+    sufficient = bool(state.get("verdict", {}).get("sufficient")) and bool(evidence)
+    direct, chains = compose_direct_answer(deps.kb, state, focus, sufficient)
+    about, answering = answering_passages(deps.kb, focus, evidence)
+    answering_ids = {e["id"] for e in answering}
+    supporting = answering + [e for e in about if e["id"] not in answering_ids]
+    return direct, chains, supporting
 
 
 def insufficient_line(verdict: Verdict) -> str:
@@ -150,11 +215,16 @@ def make_answer(deps: ConsultDeps):  # type: ignore[no-untyped-def]
                     payload["text"] = insufficient_line(verdict) + "\n\n" + payload["text"]
             except LLMStepFailed as exc:
                 fallback = f"LLM answer failed ({exc}); showing the retrieved evidence instead"
+        direct: DirectAnswerRec | None = None
+        new_chains: list[ChainRec] = []
         if payload is None:
             option = best_option(deps, state["question"], evidence) if state.get("task") == "mcq" else None
+            direct, new_chains, supporting = offline_direct(deps, state)
+            full = bool(runtime.context.extra.get("full"))
             payload = {
                 "mode": "offline",
-                "text": extractive_text(state, option),
+                "text": extractive_text(state, option, direct, full, supporting),
+                "direct": direct,
                 "claims": [{"text": e["text"], "citations": [e["id"]]} for e in evidence],
                 "removed_claims": [],
                 "invalid_citations": [],
@@ -174,7 +244,11 @@ def make_answer(deps: ConsultDeps):  # type: ignore[no-untyped-def]
                 "kb_version": deps.kb.version,
                 "safety_note": SAFETY_NOTE,
                 "evidence_ids": [e["id"] for e in evidence],
-                "chain_ids": [c["id"] for c in state.get("chains", [])[:10]],
+                "chain_ids": list(
+                    dict.fromkeys(
+                        [*(c["id"] for c in new_chains), *(c["id"] for c in state.get("chains", [])[:10])]
+                    )
+                ),
                 "warnings": state.get("warnings", []),
             }
         )
@@ -185,7 +259,9 @@ def make_answer(deps: ConsultDeps):  # type: ignore[no-untyped-def]
             "answer": payload,
             "kb_version": deps.kb.version,
         }
+        update: dict[str, Any] = {"chains": new_chains, "direct_answer": direct} if direct is not None else {}
         return {
+            **update,
             **usage_update(state, usage),
             "answer": payload,
             "turns": [turn],

@@ -1,19 +1,20 @@
 """``sufficiency``: is the evidence enough? If not, say exactly what is missing (ALGORITHMS.md §7).
 
 LLM mode: a structured verdict (completeness 0–10, missing entities / relation types / labels, follow-up
-requests). Offline: a measurable rule over the top evidence —
+requests), overruled when no retrieved passage answers the question at all. Offline: a measurable rule over
+the top ``TOP_FOR_COVERAGE`` passages, built on what *answers* the question (agent/nodes/focus.py): a
+passage answers when it is about the question's focus entity and carries the asked aspect (its label, or a
+sentence naming the focus with a cue of the aspect). "Sufficient" needs at least ``MIN_ANSWERING`` such
+passages and the best of them at cosine ≥ ``MIN_RELEVANCE`` to the question.
 
-* entity coverage: the share of the question's affirmed entities that some top passage mentions (``f(e)``);
-* label coverage: the share of the labels the question asks about (treatment, symptoms, …) that some top
-  passage carries;
-* relevance: the best passage's cosine similarity to the question reaches ``MIN_RELEVANCE``.
+Why not the earlier coverage score: it counted a question entity as covered when *any* top passage
+mentioned it and an aspect as covered when *any* top passage carried the label — so "side effects of
+metformin" was "answered, 10/10" from a metformin-prevention passage plus methamphetamine and acromegaly
+passages. Both thresholds are calibrated on labelled questions (evals/sufficiency_calibration.py; the
+table is evals/reports/sufficiency_calibration.md), not guessed.
 
-``completeness = 10 · (0.5 · entity coverage + 0.3 · label coverage + 0.2 · relevance)``; sufficient when
-it is above ``SUFFICIENT_AT`` (the paper's "high", > 7, as for an LLM's rating) and at least one question
-entity is covered — so every entity covered but none of the asked-about labels (exactly 7) is a reason to
-search for those labels, not an answer. A question whose entities the
-KB does not know, or whose best passage is unrelated, therefore ends "insufficient" instead of being
-answered from loosely related text. Either way the verdict and its reasons are kept in state and shown.
+``completeness = 10 · (0.3 · focus coverage + 0.5 · min(1, answering / MIN_ANSWERING) + 0.2 · relevant)``
+is kept for display and for the planner's loop; it is ≥ 7 whenever the verdict is sufficient.
 """
 
 from __future__ import annotations
@@ -28,13 +29,16 @@ from agent.context import ConsultContext
 from agent.deps import ConsultDeps
 from agent.llm import LLMStepFailed, Usage, structured_call
 from agent.nodes.common import emit, llm_on, question_in_context, step, usage_update
+from agent.nodes.focus import Focus, answering_passages, question_focus
 from agent.nodes.hypothesis import condition
-from agent.state import ConsultState, EntityRec, Verdict
+from agent.state import ConsultState, EntityRec, EvidenceRec, Verdict
 from agent.verdict_check import second_opinion
-from graphs.labels import specific_labels_asked
 from prompts import render_prompt
 
 MIN_RELEVANCE = 0.45
+"""Cosine floor for the best *answering* passage (calibrated; see the module doc)."""
+MIN_ANSWERING = 2
+"""Answering passages needed among the top ones (calibrated; see the module doc)."""
 SUFFICIENT_AT = 7.0
 TOP_FOR_COVERAGE = 8
 
@@ -66,27 +70,52 @@ def entity_coverage(deps: ConsultDeps, state: ConsultState) -> tuple[list[Entity
     return ents, missing_entities, best
 
 
+def sufficiency_features(deps: ConsultDeps, state: ConsultState) -> dict[str, float | int]:
+    """What the offline rule decides from (also what the calibration script records per question)."""
+    top = state.get("evidence", [])[:TOP_FOR_COVERAGE]
+    focus = question_focus(deps.kb, state)
+    about, answering = answering_passages(deps.kb, focus, top)
+    return {
+        "focus": len(focus.entities),
+        "about": len(about),
+        "answering": len(answering),
+        "best_answering": max((cosine(ev) for ev in answering), default=0.0),
+        "best": max((cosine(ev) for ev in top), default=0.0),
+    }
+
+
+def cosine(ev: EvidenceRec) -> float:
+    return float(ev.get("scores", {}).get("cosine", 0.0))
+
+
+def decide(features: dict[str, float | int], min_answering: int, min_relevance: float) -> bool:
+    """The offline rule itself, parameterised so the calibration sweeps exactly what the agent runs."""
+    return features["answering"] >= min_answering and features["best_answering"] >= min_relevance
+
+
 def rule_verdict(deps: ConsultDeps, state: ConsultState) -> Verdict:
     top = state.get("evidence", [])[:TOP_FOR_COVERAGE]
-    ents, missing_entities, best = entity_coverage(deps, state)
-    entity_cov = (len(ents) - len(missing_entities)) / len(ents) if ents else 0.0
-    asked = specific_labels_asked(state.get("question", ""))
-    have = {ev.get("label") for ev in top}
-    missing_labels = [lab for lab in asked if lab not in have]
-    label_cov = (len(asked) - len(missing_labels)) / len(asked) if asked else 1.0
-    relevant = best >= MIN_RELEVANCE
-    completeness = round(10 * (0.5 * entity_cov + 0.3 * label_cov + 0.2 * float(relevant)), 1)
+    focus = question_focus(deps.kb, state)
+    about, answering = answering_passages(deps.kb, focus, top)
+    f = sufficiency_features(deps, state)
+    missing_entities = uncovered(deps, focus, about)
+    missing_labels = [] if answering else [lab for lab in focus.asked if lab != "overview"]
+    focus_cov = (len(focus.entities) - len(missing_entities)) / len(focus.entities) if focus.entities else 0.0
+    relevant = f["best_answering"] >= MIN_RELEVANCE
+    share = min(1.0, len(answering) / MIN_ANSWERING)
+    completeness = round(10 * (0.3 * focus_cov + 0.5 * share + 0.2 * float(relevant)), 1)
+    aspect = ", ".join(focus.asked) or "none"
     reasons = [
-        f"{len(ents) - len(missing_entities)}/{len(ents)} question entities covered by the top passages",
-        f"{len(asked) - len(missing_labels)}/{len(asked)} asked-about labels covered "
-        f"({', '.join(asked) or 'none'})",
-        f"best passage similarity {best:.2f} (needs ≥ {MIN_RELEVANCE})",
+        f"{len(answering)} of the top {len(top)} passages answer the question (about "
+        f"{', '.join(e['name'] for e in focus.entities) or 'no recognised subject'} and carrying the asked "
+        f"aspect: {aspect}); needs ≥ {MIN_ANSWERING}",
+        f"{len(about)} passages are about the question's subject",
+        f"best answering passage similarity {f['best_answering']:.2f} (needs ≥ {MIN_RELEVANCE})",
     ]
-    if not ents:
-        reasons.insert(0, "no medical entity of the question was found in the knowledge graph")
-    sufficient = completeness > SUFFICIENT_AT and entity_cov > 0 and relevant
+    if not focus.entities:
+        reasons.insert(0, "no medical subject of the question was found in the knowledge graph")
     return {
-        "sufficient": sufficient,
+        "sufficient": decide(f, MIN_ANSWERING, MIN_RELEVANCE),
         "completeness": completeness,
         "missing_entities": missing_entities,
         "missing_labels": missing_labels,
@@ -94,6 +123,21 @@ def rule_verdict(deps: ConsultDeps, state: ConsultState) -> Verdict:
         "reasons": reasons,
         "method": "rule",
     }
+
+
+def uncovered(deps: ConsultDeps, focus: Focus, about: list[EvidenceRec]) -> list[str]:
+    """Names of focus entities no on-focus passage is about (keyword entity, mention or name)."""
+    if not about:
+        return [e["name"] for e in focus.entities]
+    mentioned = deps.kb.store.evidence_entities([e["id"] for e in about])
+    covered = {m for ev in about for m in (*mentioned.get(ev["id"], []), ev.get("keyword_entity", ""))}
+    texts = " ".join(ev.get("text", "") for ev in about)
+    return [
+        e["name"]
+        for e in focus.entities
+        if e["id"] not in covered
+        and not any(n.lower() in texts.lower() for n in focus.names.get(e["id"], []))
+    ]
 
 
 def _llm_verdict(deps: ConsultDeps, state: ConsultState, usage: Usage) -> Verdict:
@@ -144,12 +188,18 @@ def unrelated_evidence(deps: ConsultDeps, state: ConsultState) -> str:
     question and none is even similar to it, no rating makes the evidence an answer to this question.
     """
     ents, missing, best = entity_coverage(deps, state)
-    if len(missing) < len(ents) or best >= MIN_RELEVANCE:
-        return ""
-    return (
-        f"overruled: no top passage mentions an entity of the question and the best passage similarity "
-        f"{best:.2f} is below {MIN_RELEVANCE}"
-    )
+    if len(missing) == len(ents) and best < MIN_RELEVANCE:
+        return (
+            f"overruled: no top passage mentions an entity of the question and the best passage similarity "
+            f"{best:.2f} is below {MIN_RELEVANCE}"
+        )
+    focus = question_focus(deps.kb, state)
+    if (
+        focus.entities
+        and not answering_passages(deps.kb, focus, state.get("evidence", [])[:TOP_FOR_COVERAGE])[1]
+    ):
+        return "overruled: no top passage is about the question's subject and carries the asked aspect"
+    return ""
 
 
 def make_sufficiency(deps: ConsultDeps):  # type: ignore[no-untyped-def]

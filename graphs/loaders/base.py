@@ -42,7 +42,10 @@ class LoadReport:
         self.issues.append(LoadIssue(str(path), line, reason))
 
     def summary(self, limit: int = 20) -> list[str]:
-        lines = [f"{i.path}:{i.line}: {i.reason}" for i in self.issues[:limit]]
+        lines = [
+            f"{i.path}:{i.line}: {i.reason}" if i.line else f"{i.path}: {i.reason}"
+            for i in self.issues[:limit]
+        ]
         if len(self.issues) > limit:
             lines.append(f"… and {len(self.issues) - limit} more skipped rows")
         return lines
@@ -73,21 +76,42 @@ def open_text(path: Path) -> TextIO:
     return path.open(encoding="utf-8")
 
 
-def read_jsonl(path: Path, report: LoadReport) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Yield (line number, object); malformed or non-object lines are skipped and reported."""
-    with open_text(path) as fh:
-        for n, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
+def text_lines(path: Path, report: LoadReport, start: int = 1) -> Iterator[tuple[int, str]]:
+    """Yield (line number, decoded line); a line that is not valid UTF-8 is skipped and reported, so one
+    bad byte costs one row, not the whole file. ``.gz`` files are decompressed transparently."""
+    with gzip.open(path, "rb") if path.suffix == ".gz" else path.open("rb") as fh:
+        for n, data in enumerate(fh, start=start):
             try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                report.skip(path, n, f"malformed JSON ({exc.msg})")
-                continue
-            if not isinstance(obj, dict):
-                report.skip(path, n, "line is not a JSON object")
-                continue
-            yield n, obj
+                yield n, data.decode("utf-8-sig" if n == 1 else "utf-8")
+            except UnicodeDecodeError as exc:
+                report.skip(
+                    path, n, f"not valid UTF-8 (byte {exc.start + 1} of the line); re-save the file as UTF-8"
+                )
+
+
+def non_string_fields(obj: dict[str, Any], fields: tuple[str, ...]) -> list[str]:
+    """Fields that are present but not text (a JSON object or list would be stored as its Python repr)."""
+    return [
+        f"{k} ({type(obj[k]).__name__})"
+        for k in fields
+        if obj.get(k) is not None and not isinstance(obj[k], str)
+    ]
+
+
+def read_jsonl(path: Path, report: LoadReport) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield (line number, object); malformed, non-UTF-8 or non-object lines are skipped and reported."""
+    for n, line in text_lines(path, report):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            report.skip(path, n, f"malformed JSON ({exc.msg})")
+            continue
+        if not isinstance(obj, dict):
+            report.skip(path, n, "line is not a JSON object")
+            continue
+        yield n, obj
 
 
 def read_tsv(
@@ -194,15 +218,14 @@ def detect_corpus_loader(path: Path, fmt: str | None = None) -> CorpusLoader:
 def first_json_keys(path: Path) -> set[str]:
     """Keys of the first parseable JSON object in a JSONL file (for format detection)."""
     try:
-        with open_text(path) as fh:
-            for line in fh:
-                if line.strip():
-                    try:
-                        obj = json.loads(line)
-                    except json.JSONDecodeError:
-                        continue
-                    return set(obj) if isinstance(obj, dict) else set()
-    except (OSError, UnicodeDecodeError):
+        for _, line in text_lines(path, LoadReport()):  # a bad line is skipped here as when loading
+            if line.strip():
+                try:
+                    obj = json.loads(line)
+                except json.JSONDecodeError:
+                    continue
+                return set(obj) if isinstance(obj, dict) else set()
+    except (OSError, EOFError):
         return set()
     return set()
 

@@ -14,11 +14,13 @@ from graphs.loaders.base import (
     LoadReport,
     SourceDocument,
     first_json_keys,
+    non_string_fields,
     read_jsonl,
     register_corpus_loader,
 )
 
 REQUIRED = ("id", "text")
+TEXT_FIELDS = ("title", "text", "source", "url", "date", "label", "focus", "license")
 
 
 @register_corpus_loader
@@ -33,6 +35,13 @@ class GenericDocumentLoader(CorpusLoader):
 
     def load(self, path: Path, report: LoadReport) -> Iterator[SourceDocument]:
         for n, obj in read_jsonl(path, report):
+            wrong = non_string_fields(obj, TEXT_FIELDS)
+            ident = obj.get("id")
+            if ident is not None and (not isinstance(ident, str | int) or isinstance(ident, bool)):
+                wrong.insert(0, f"id ({type(ident).__name__})")
+            if wrong:
+                report.skip(path, n, f"field(s) must be text (a JSON string): {', '.join(wrong)}")
+                continue
             missing = [k for k in REQUIRED if not str(obj.get(k) or "").strip()]
             if missing:
                 report.skip(path, n, f"missing or empty field(s): {', '.join(missing)}")

@@ -15,11 +15,13 @@ from graphs.loaders.base import (
     LoadReport,
     SourceDocument,
     first_json_keys,
+    non_string_fields,
     read_jsonl,
     register_corpus_loader,
 )
 
 REQUIRED = ("id", "focus", "qtype", "question", "answer")
+TEXT_FIELDS = (*REQUIRED, "source", "url", "focus_category", "focus_semantic_group")
 LICENSE = "CC BY 4.0 (MedQuAD, Ben Abacha & Demner-Fushman 2019)"
 
 
@@ -43,6 +45,10 @@ class MedQuADLoader(CorpusLoader):
 
     def load(self, path: Path, report: LoadReport) -> Iterator[SourceDocument]:
         for n, obj in read_jsonl(path, report):
+            wrong = non_string_fields(obj, TEXT_FIELDS)
+            if wrong:
+                report.skip(path, n, f"field(s) must be text (a JSON string): {', '.join(wrong)}")
+                continue
             missing = [k for k in REQUIRED if not isinstance(obj.get(k), str) or not obj.get(k, "").strip()]
             if missing:
                 report.skip(path, n, f"missing or empty field(s): {', '.join(missing)}")

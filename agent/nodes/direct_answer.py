@@ -1,0 +1,170 @@
+"""The direct-answer block: a short answer (≤ ~8 lines) shown before any passage, from what was retrieved.
+
+Two parts (issue 10, item 1):
+
+* **KG facts for the asked relation** — the asked aspect maps to typed relations (``graphs.labels.
+  RELATIONS_FOR_LABEL``); the entities the KG links to the focus by them are listed with their one-hop chain
+  citations and source datasets, ranked by how many retrieved passages mention them (then by name), at most
+  ``MAX_FACTS`` shown. The KG says "metformin treats type 2 diabetes" even when no passage does.
+* **Key sentences** — ``agent.nodes.key_sentences.select_key_sentences``, only when the verdict is
+  sufficient: on insufficient evidence no sentence is presented as an answer.
+
+The block is data (``DirectAnswerRec`` on the answer and in state) plus its Markdown ``lines``; the answer
+text starts with those lines, and the renderers may lay the fields out themselves.
+"""
+
+from __future__ import annotations
+
+from agent.nodes.focus import Focus
+from agent.nodes.key_sentences import select_key_sentences
+from agent.state import ChainRec, ConsultState, DirectAnswerRec, EvidenceRec, KeySentenceRec, KGFactRec
+from graphs.kb import KnowledgeBase
+from graphs.kg_facts import KGFact, kg_facts
+from graphs.labels import relations_for
+
+MAX_FACTS = 6
+SENTENCE_CHARS = 300
+DATASET_NAMES = {
+    "pharmacotherapydb": "PharmacotherapyDB",
+    "labeledin": "LabeledIn",
+    "hetionet-v1.0": "Hetionet",
+    "disease-ontology-2015": "Disease Ontology",
+}
+HEADINGS = {
+    ("treatment", "in"): "Drugs the KG lists for {focus}",
+    ("treatment", "out"): "Conditions the KG lists {focus} for",
+    ("symptoms", "out"): "Signs and phenotypes the KG lists for {focus}",
+    ("causes", "out"): "Genes and causes the KG links to {focus}",
+    ("inheritance", "out"): "Inheritance the KG lists for {focus}",
+    ("complications", "out"): "What the KG says {focus} results in",
+    ("contraindications", "in"): "Drugs the KG lists as not indicated for {focus}",
+    ("contraindications", "out"): "Conditions the KG lists {focus} as not indicated for",
+}
+
+
+def dataset_names(source: str) -> list[str]:
+    """Readable dataset names of a relation's ``datasets`` field ("hetionet-v1.0|pharmacotherapydb")."""
+    parts = [p for chunk in source.split("|") for p in chunk.split("+") if p]
+    return [DATASET_NAMES.get(p, p) for p in parts]
+
+
+def rank_facts(kb: KnowledgeBase, facts: list[KGFact], evidence: list[EvidenceRec]) -> list[KGFactRec]:
+    """One record per linked entity (its chains and datasets merged), most-supported first."""
+    mentioned = kb.store.evidence_entities([e["id"] for e in evidence])
+    texts = [e.get("text", "").lower() for e in evidence]
+    by_entity: dict[tuple[str, str], KGFactRec] = {}
+    for f in facts:
+        rec = by_entity.setdefault(
+            (f.focus_id, f.entity_id),
+            {
+                "entity_id": f.entity_id,
+                "entity_name": f.entity_name,
+                "entity_type": f.entity_type,
+                "relation": f.relation,
+                "focus_id": f.focus_id,
+                "focus_name": f.focus_name,
+                "chain_ids": [],
+                "sources": [],
+                "support": 0,
+            },
+        )
+        rec["chain_ids"].append(f.chain_id)
+        rec["sources"] = list(dict.fromkeys([*rec["sources"], *dataset_names(f.source)]))
+    for rec in by_entity.values():
+        name = rec["entity_name"].lower()
+        rec["support"] = sum(
+            1
+            for ev, text in zip(evidence, texts, strict=True)
+            if rec["entity_id"] in mentioned.get(ev["id"], []) or (len(name) >= 3 and name in text)
+        )
+    return sorted(by_entity.values(), key=lambda r: (-r["support"], r["entity_name"].lower()))
+
+
+def fact_heading(focus_name: str, label: str, direction: str) -> str:
+    template = HEADINGS.get((label, direction), "What the KG links to {focus}")
+    return template.format(focus=focus_name)
+
+
+def facts_for(kb: KnowledgeBase, focus: Focus, evidence: list[EvidenceRec]) -> tuple[str, list[KGFactRec]]:
+    """(heading, ranked fact records) for the first asked aspect that has KG facts for the focus."""
+    for label in focus.asked:
+        rels = relations_for([label])
+        facts = kg_facts(kb.store, [e["id"] for e in focus.entities], rels)
+        if facts:
+            ranked = rank_facts(kb, facts, evidence)
+            direction = "out" if facts[0].focus_is_head else "in"
+            return fact_heading(ranked[0]["focus_name"], label, direction), ranked
+    return "", []
+
+
+def fact_chains(kb: KnowledgeBase, facts: list[KGFactRec]) -> list[ChainRec]:
+    """The shown facts as one-hop chain records, so their ``[C:…]`` ids are retrieved, citable chains."""
+    rel_facts = kg_facts(
+        kb.store, sorted({f["focus_id"] for f in facts}), sorted({f["relation"] for f in facts})
+    )
+    wanted = {c for f in facts for c in f["chain_ids"]}
+    return [
+        {
+            "id": f.chain_id,
+            "type": "one_hop",
+            "text": f.text,
+            "length": 1,
+            "relation_ids": [f.relation_id],
+            "node_ids": [f.focus_id, f.entity_id],
+        }
+        for f in rel_facts
+        if f.chain_id in wanted
+    ]
+
+
+def fact_line(heading: str, facts: list[KGFactRec], total: int) -> str:
+    items = [
+        f"{f['entity_name']} {''.join(f'[{c}]' for c in f['chain_ids'][:2])}"
+        + (f" ({', '.join(f['sources'])})" if f["sources"] else "")
+        for f in facts
+    ]
+    more = f", and {total - len(facts)} more" if total > len(facts) else ""
+    return f"- **{heading}:** {'; '.join(items)}{more}"
+
+
+def sentence_line(s: KeySentenceRec) -> str:
+    text = " ".join(s["text"].split())
+    if len(text) > SENTENCE_CHARS:
+        text = text[:SENTENCE_CHARS].rsplit(" ", 1)[0] + "…"
+    return f"- {text} [{s['evidence_id']}]"
+
+
+def compose_direct_answer(
+    kb: KnowledgeBase, state: ConsultState, focus: Focus, sufficient: bool
+) -> tuple[DirectAnswerRec, list[ChainRec]]:
+    """The direct-answer record and the chain records of its facts (to merge into the consult's chains)."""
+    evidence = state.get("evidence", [])
+    heading, ranked = facts_for(kb, focus, evidence)
+    shown = ranked[:MAX_FACTS]
+    sentences: list[KeySentenceRec] = []
+    if sufficient:
+        sentences = [
+            {
+                "evidence_id": k.evidence_id,
+                "text": k.text,
+                "start": k.start,
+                "end": k.end,
+                "score": k.score,
+                "label": k.label,
+            }
+            for k in select_key_sentences(kb, state.get("question", ""), focus, evidence)
+        ]
+    lines: list[str] = []
+    if shown:
+        lines.append(fact_line(heading, shown, len(ranked)))
+    lines += [sentence_line(s) for s in sentences]
+    record: DirectAnswerRec = {
+        "focus": [e["name"] for e in focus.entities],
+        "aspect": list(focus.asked),
+        "fact_heading": heading,
+        "facts": shown,
+        "facts_total": len(ranked),
+        "sentences": sentences,
+        "lines": lines,
+    }
+    return record, fact_chains(kb, shown) if shown else []

@@ -1,0 +1,134 @@
+"""What a question is about (its focus entities) and which retrieved passages actually answer it.
+
+Why a module of its own: sufficiency ("answered" needs enough answering passages), the key-sentence
+selection and the KG facts of the direct answer must agree on one definition, or the answer could show
+sentences that the verdict did not count. The definition (issue 10):
+
+* the **focus** is the question's affirmed entities of this turn, minus those that only name the asked
+  aspect ("medicines" in "first-line medicine for type 2 diabetes", "Drug Reactions" linked from "side
+  effects"): their surface is a cue word of a label, so they say *what* is asked, not *about what*;
+* a passage is **on focus** when its keyword entity is a focus entity, or it mentions one (the hypergraph's
+  ``f(e)``), or its text names one (name or synonym, on word boundaries);
+* a passage **answers** when it is on focus and carries an asked aspect: its label is one asked for, or one
+  of its sentences names a focus entity *and* carries a cue of the asked label ("metformin … side effects"
+  in one sentence, not a side-effects passage that lists metformin elsewhere).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from agent.state import ConsultState, EntityRec, EvidenceRec
+from graphs.kb import KnowledgeBase
+from graphs.labels import labels_asked, mentions_label, specific_labels_asked
+
+SENTENCE_END = re.compile(
+    r"(?<![A-Z]\.[A-Z]\.)(?<!\b[Dd]r\.)(?<!\bvs\.)(?<!\be\.g\.)(?<!\bi\.e\.)(?<=[.!?])\s+(?=[A-Z0-9(\"'])"
+    r"|\n+|\s+-\s+(?=[A-Z])|\s{2,}"
+)
+"""Where a passage splits into sentences: after ./!/? before a capital, at line breaks, at MedQuAD's inline
+bullets (" - Item") and at runs of spaces (its flattened lists); not after "U.S.", "Dr.", "e.g.", "i.e.".
+Good enough for consumer health text; a trained splitter would add a model to load for little gain."""
+MIN_NAME_CHARS = 3
+"""Shorter names and synonyms ("MI", "AS") match too much ordinary text to count as a mention."""
+
+
+@dataclass
+class Focus:
+    """The focus entities of a question, the labels it asks about and a matcher for their names."""
+
+    entities: list[EntityRec]
+    asked: list[str]
+    names: dict[str, list[str]] = field(default_factory=dict)
+    pattern: re.Pattern[str] | None = None
+
+    @property
+    def ids(self) -> set[str]:
+        return {e["id"] for e in self.entities}
+
+    def named_in(self, text: str) -> bool:
+        """Whether ``text`` names a focus entity (name or synonym, whole words, case-insensitive)."""
+        return bool(self.pattern and self.pattern.search(text))
+
+
+def is_aspect_word(entity: EntityRec) -> bool:
+    """An entity linked from a word naming the asked aspect ("medicine", "side effects"), not a subject."""
+    surface = entity.get("surface") or entity.get("name", "")
+    return bool(labels_asked(surface)) and entity.get("type", "") not in ("Compound", "Gene")
+
+
+def question_focus(kb: KnowledgeBase, state: ConsultState) -> Focus:
+    """The focus of the current turn (see module doc); ``names`` holds each entity's names for matching."""
+    turn_ids = set(state.get("turn_entity_ids", []))
+    ents = [e for e in state.get("entities", []) if e["id"] in turn_ids and not e.get("negated")]
+    focus = [e for e in ents if not is_aspect_word(e)]
+    known = kb.store.get_entities([e["id"] for e in focus])
+    names: dict[str, list[str]] = {}
+    for e in focus:
+        rec = known.get(e["id"])
+        cands = [e.get("name", ""), e.get("surface", ""), *(rec.synonyms if rec else ())]
+        names[e["id"]] = sorted({n.strip() for n in cands if len(n.strip()) >= MIN_NAME_CHARS}, key=len)
+    all_names = sorted({n for ns in names.values() for n in ns}, key=len, reverse=True)
+    pattern = (
+        re.compile(r"\b(?:" + "|".join(re.escape(n) for n in all_names) + r")\b", re.IGNORECASE)
+        if all_names
+        else None
+    )
+    return Focus(focus, specific_labels_asked(state.get("question", "")), names, pattern)
+
+
+def sentences(text: str) -> list[tuple[int, int]]:
+    """(start, end) character offsets of the sentences of ``text``, stripped of surrounding space."""
+    out: list[tuple[int, int]] = []
+    start = 0
+    for m in [*SENTENCE_END.finditer(text), None]:
+        end = m.start() if m else len(text)
+        seg = text[start:end]
+        lead = len(seg) - len(seg.lstrip())
+        s, e = start + lead, start + len(seg.rstrip())
+        if e > s:
+            out.append((s, e))
+        if m:
+            start = m.end()
+    return out
+
+
+def on_focus(focus: Focus, passage: EvidenceRec, mentioned: list[str]) -> bool:
+    """Whether the passage is about a focus entity (keyword entity, a mention, or its text names one)."""
+    ids = focus.ids
+    if passage.get("keyword_entity", "") in ids or ids.intersection(mentioned):
+        return True
+    return focus.named_in(passage.get("text", ""))
+
+
+def carries_aspect(focus: Focus, passage: EvidenceRec) -> bool:
+    """Whether the passage says something of the asked kind about the focus (see module doc).
+
+    "overview" (a plain "what is X?") is carried by any passage on the focus; no asked label at all
+    likewise. Otherwise the passage's label must be asked, or a sentence must carry an asked cue and either
+    name the focus or sit in a passage whose keyword entity is the focus (it may say "its symptoms").
+    """
+    asked = [label for label in focus.asked if label != "overview"]
+    if not asked or passage.get("label") in asked:
+        return True
+    keyword_is_focus = passage.get("keyword_entity", "") in focus.ids
+    text = passage.get("text", "")
+    for s, e in sentences(text):
+        sentence = text[s:e]
+        if (keyword_is_focus or focus.named_in(sentence)) and any(
+            mentions_label(sentence, label) for label in asked
+        ):
+            return True
+    return False
+
+
+def answering_passages(
+    kb: KnowledgeBase, focus: Focus, evidence: list[EvidenceRec]
+) -> tuple[list[EvidenceRec], list[EvidenceRec]]:
+    """(passages on the focus, those of them that also carry the asked aspect), in rank order."""
+    if not focus.entities or not evidence:
+        return [], []
+    mentioned = kb.store.evidence_entities([e["id"] for e in evidence])
+    about = [e for e in evidence if on_focus(focus, e, mentioned.get(e["id"], []))]
+    return about, [e for e in about if carries_aspect(focus, e)]

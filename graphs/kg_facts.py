@@ -1,0 +1,81 @@
+"""KG facts for an asked relation: the entities the typed KG links to a focus entity by given relation types.
+
+Why: "What is the first-line medicine for type 2 diabetes?" has a direct answer in the KG
+(``metformin -treats-> type 2 diabetes``, PharmacotherapyDB) that a passage list never states. Each fact is a
+one-hop chain, cited as ``[C:…]`` with the same id ``tools.reasoning_chain`` gives a one-hop chain
+(``"C:" + short_hash(relation id)``), so the citation validator and the renderers treat it like any chain.
+The source dataset comes from the stored relation (``get_relations``), since adjacency reads carry none.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from graphs.schema import short_hash
+from graphs.store import GraphStore
+
+MAX_EDGES_PER_NODE = 2000
+"""Edges read per focus entity and direction: type 2 diabetes has a few hundred typed edges, hubs more."""
+
+
+@dataclass(frozen=True)
+class KGFact:
+    """One typed edge between a focus entity and another entity, ready to cite."""
+
+    chain_id: str
+    relation_id: str
+    relation: str
+    focus_id: str
+    focus_name: str
+    entity_id: str
+    entity_name: str
+    entity_type: str
+    source: str
+    focus_is_head: bool
+    """True for ``focus -relation-> entity``, False for ``entity -relation-> focus``."""
+    text: str
+    """Rendered as a chain: ``head -relation-> tail``."""
+
+
+def fact_chain_id(relation_id: str) -> str:
+    """The id of the one-hop chain over ``relation_id`` (as ``tools.reasoning_chain.chain_id`` makes it)."""
+    return "C:" + short_hash(relation_id)
+
+
+def kg_facts(store: GraphStore, focus_ids: Sequence[str], relation_types: Sequence[str]) -> list[KGFact]:
+    """Facts linking each focus entity to others by ``relation_types`` (either direction), sorted by
+    focus, relation type order, then entity name. Unknown ids or no relation types give no facts."""
+    if not focus_ids or not relation_types:
+        return []
+    edges = store.neighbors(list(focus_ids), "both", list(relation_types), MAX_EDGES_PER_NODE)
+    focus = set(focus_ids)
+    edges = [r for r in edges if (r.head in focus) != (r.tail in focus) or r.head == r.tail]
+    if not edges:
+        return []
+    stored = store.get_relations([r.id for r in edges])
+    names = store.get_entities(sorted({r.head for r in edges} | {r.tail for r in edges}))
+    order = {rel: i for i, rel in enumerate(relation_types)}
+    facts: list[KGFact] = []
+    for r in edges:
+        focus_id, other = (r.head, r.tail) if r.head in focus else (r.tail, r.head)
+        head, tail = names.get(r.head), names.get(r.tail)
+        other_ent = names.get(other)
+        focus_ent = names.get(focus_id)
+        facts.append(
+            KGFact(
+                chain_id=fact_chain_id(r.id),
+                relation_id=r.id,
+                relation=r.relation,
+                focus_id=focus_id,
+                focus_name=focus_ent.name if focus_ent else focus_id,
+                entity_id=other,
+                entity_name=other_ent.name if other_ent else other,
+                entity_type=other_ent.type if other_ent else "",
+                source=stored[r.id].source if r.id in stored else "",
+                focus_is_head=r.head in focus,
+                text=f"{head.name if head else r.head} -{r.relation}-> {tail.name if tail else r.tail}",
+            )
+        )
+    facts.sort(key=lambda f: (f.focus_id, order.get(f.relation, len(order)), f.entity_name.lower()))
+    return facts

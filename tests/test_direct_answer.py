@@ -1,0 +1,149 @@
+"""The offline direct answer and the honest sufficiency rule (issue 10, items 1–2), on the real slice KB.
+
+The two metformin questions of the issue are whole consults here: the first-line medicine for type 2
+diabetes must name metformin with a KG chain citation before any passage; the common side effects of
+metformin — which no passage of the KB answers — must end "insufficient", say what is missing and show
+only a few passages labelled as not answering.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+
+from agent.citations import cited_ids
+from agent.consult import Consultant
+from agent.nodes.focus import Focus, carries_aspect, question_focus, sentences
+from agent.nodes.key_sentences import MAX_SENTENCES, mmr
+from agent.sessions import thread_config
+from agent.state import EvidenceRec
+from graphs.kb import KnowledgeBase
+from graphs.kg_facts import fact_chain_id, kg_facts
+from graphs.labels import relations_for, specific_labels_asked
+from graphs.settings import Settings
+from tools.reasoning_chain import ReasoningChainRequest, chain_id, reasoning_chain
+
+FIRST_LINE = "What is the first-line medicine for type 2 diabetes?"
+SIDE_EFFECTS = "What are the common side effects of metformin?"
+METFORMIN = "DRUGBANK:DB00331"
+T2D = "DOID:9352"
+
+
+@pytest.fixture()
+def consultant(slice_kb: KnowledgeBase, slice_kb_root: Path, tmp_path: Path) -> Consultant:
+    settings = Settings(kb_dir=slice_kb_root, data_dir=tmp_path, llm_enabled=False)
+    return Consultant(settings, kb=slice_kb, checkpointer=InMemorySaver(), use_llm=False)
+
+
+def test_first_line_medicine_names_metformin_with_a_chain_citation_before_any_passage(
+    consultant: Consultant,
+) -> None:
+    answer = consultant.ask(FIRST_LINE).answer
+    assert answer["status"] == "answered"
+    facts = {f["entity_id"]: f for f in answer["direct"]["facts"]}
+    assert METFORMIN in facts, answer["direct"]
+    metformin = facts[METFORMIN]
+    assert metformin["focus_id"] == T2D and "PharmacotherapyDB" in metformin["sources"]
+    assert set(metformin["chain_ids"]) <= set(answer["chain_ids"])  # cited chains are retrieved chains
+    text = answer["text"]
+    first_chain = text.index(f"[{metformin['chain_ids'][0]}]")
+    assert text.index("Metformin") < first_chain < text.index("### Supporting passages")
+    assert set(cited_ids(text)) <= set(answer["evidence_ids"]) | set(answer["chain_ids"])
+    assert len(answer["direct"]["lines"]) <= 8
+
+
+def test_a_fact_citation_is_the_chain_id_the_reasoning_chain_tool_gives_the_same_edge(
+    slice_kb: KnowledgeBase,
+) -> None:
+    facts = [
+        f for f in kg_facts(slice_kb.store, [T2D], relations_for(["treatment"])) if f.entity_id == METFORMIN
+    ]
+    assert {f.relation for f in facts} == {"treats", "indicated_for"}
+    assert all(f.chain_id == fact_chain_id(f.relation_id) == chain_id([f.relation_id]) for f in facts)
+    one_hop = reasoning_chain(slice_kb, ReasoningChainRequest(entity_ids=[METFORMIN], max_chains=100))
+    assert {f.chain_id for f in facts} <= {c.chain_id for c in one_hop.chains}
+    assert kg_facts(slice_kb.store, [T2D], relations_for(["diagnosis"])) == []  # no typed relation for it
+
+
+def test_side_effects_of_metformin_end_insufficient_with_a_short_honest_answer(
+    consultant: Consultant,
+) -> None:
+    answer = consultant.ask(SIDE_EFFECTS).answer
+    assert specific_labels_asked(SIDE_EFFECTS) == ["side effects"]
+    assert answer["status"] == "insufficient" and answer["verdict"]["sufficient"] is False
+    assert "side effects" in answer["verdict"]["missing_labels"]
+    text = answer["text"]
+    assert "**Insufficient evidence**" in text and "Missing: side effects" in text
+    assert "Closest passages (they do not answer the question)" in text
+    assert "Direct answer" not in text and answer["direct"]["sentences"] == []
+    assert len([c for c in cited_ids(text) if c.startswith("E:")]) <= 3
+    assert len(text.splitlines()) <= 12
+
+
+def test_an_out_of_scope_question_prints_a_few_labelled_passages_not_a_page(consultant: Consultant) -> None:
+    answer = consultant.ask("What is the capital of France?").answer
+    assert answer["status"] == "insufficient"
+    assert len(answer["text"].splitlines()) <= 12 and len(cited_ids(answer["text"])) <= 3
+    assert answer["direct"]["facts"] == [] and answer["direct"]["focus"] == []
+
+
+def test_key_sentences_are_cited_spans_about_the_focus(consultant: Consultant) -> None:
+    result = consultant.ask("How is gout treated?")
+    direct = result.answer["direct"]
+    chosen = direct["sentences"]
+    assert 1 <= len(chosen) <= MAX_SENTENCES
+    passages = consultant.kb.store.get_evidence([s["evidence_id"] for s in chosen])
+    assert {s["evidence_id"] for s in chosen} <= set(result.answer["evidence_ids"])
+    state = consultant.graph.get_state(thread_config(result.consult_id)).values  # type: ignore[arg-type]
+    focus = question_focus(consultant.kb, state)
+    keyword = {e["id"]: e.get("keyword_entity", "") for e in state["evidence"]}
+    for s in chosen:
+        assert passages[s["evidence_id"]].text[s["start"] : s["end"]] == s["text"]
+        assert focus.named_in(s["text"]) or keyword[s["evidence_id"]] in focus.ids
+        assert f"[{s['evidence_id']}]" in result.answer["text"]
+    assert len({" ".join(s["text"].lower().split()) for s in chosen}) == len(chosen)
+    assert chosen[0]["score"] == max(s["score"] for s in chosen)  # MMR starts with the best
+
+
+def test_a_passage_carries_the_aspect_only_where_focus_and_cue_meet() -> None:
+    import re
+
+    focus = Focus(
+        entities=[{"id": METFORMIN, "name": "Metformin"}],
+        asked=["side effects"],
+        pattern=re.compile(r"\b(?:metformin)\b", re.IGNORECASE),
+    )
+    split: EvidenceRec = {
+        "id": "E:1",
+        "label": "causes",
+        "text": "Hypoglycemia can be a side effect of some diabetes pills. Metformin is one of them.",
+    }
+    together: EvidenceRec = {**split, "text": "Metformin often has gastrointestinal side effects at first."}
+    about_it: EvidenceRec = {**split, "keyword_entity": METFORMIN}  # "some … pills" sits in its own passage
+    assert not carries_aspect(focus, split)
+    assert carries_aspect(focus, together) and carries_aspect(focus, about_it)
+    assert carries_aspect(Focus(focus.entities, ["side effects"]), {**split, "label": "side effects"})
+
+
+def test_sentences_keep_offsets_and_do_not_split_abbreviations() -> None:
+    text = (
+        "Approved by the U.S. Food and Drug Administration in 2001. Symptoms include pain.  - Nausea - Fever"
+    )
+    spans = sentences(text)
+    assert [text[s:e] for s, e in spans] == [
+        "Approved by the U.S. Food and Drug Administration in 2001.",
+        "Symptoms include pain.",
+        "Nausea",
+        "Fever",
+    ]
+
+
+def test_mmr_skips_a_near_duplicate_for_a_different_sentence() -> None:
+    import numpy as np
+
+    vectors = np.array([[1.0, 0.0], [0.999, 0.0447], [0.0, 1.0]])
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    assert mmr(np.array([0.9, 0.89, 0.7]), vectors, 2, 0.7) == [0, 2]
+    assert mmr(np.array([0.9, 0.89, 0.7]), vectors, 2, 1.0) == [0, 1]  # without diversity: the two best
