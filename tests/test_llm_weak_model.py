@@ -33,6 +33,8 @@ def stub() -> Iterator[StubServer]:
     reset_breakers()
     with openai_stub() as server:
         yield server
+    forget_probes()  # an ephemeral port may be reused by a later test's server: leave no state behind
+    reset_breakers()
 
 
 def consultant(stub: StubServer, kb: KnowledgeBase, root: Path, tmp: Path, **over: Any) -> Consultant:

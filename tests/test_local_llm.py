@@ -64,6 +64,7 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     monkeypatch.delenv("EVIGRAPH_LLAMA_SERVER", raising=False)
     yield root
     stop_server(root)
+    forget_probes()  # the port may be reused by a later test's server: leave no remembered probe behind
 
 
 def test_parts_join_in_order_and_the_checksum_is_verified(tmp_path: Path) -> None:
