@@ -8,12 +8,15 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from pydantic import SecretStr
 from rich.console import Console
 
 from agent.cli_kb import kb_app
 from agent.cli_llm import llm_app
 from agent.cli_serve import serve, slack
 from agent.errors import user_errors
+from agent.frontends.mcp_cli import mcp
+from agent.redact import install_log_redaction, redact_value, remember_secret
 from graphs.settings import load_settings
 
 app = typer.Typer(
@@ -24,14 +27,31 @@ app = typer.Typer(
 )
 app.add_typer(kb_app, name="kb")
 app.add_typer(llm_app, name="llm")
+
+
+@app.callback()
+def _startup() -> None:
+    """Before any command: no log record of this process may carry a secret (see agent/redact.py)."""
+    install_log_redaction()
+    try:
+        settings = load_settings()
+    except Exception:  # a bad setting is reported by the command that needs it
+        return
+    for name in type(settings).model_fields:  # configured keys of any shape are masked by value
+        value = getattr(settings, name)
+        if isinstance(value, SecretStr):
+            remember_secret(value.get_secret_value())
+
+
 app.command("slack")(slack)
 app.command("serve")(serve)
+app.command("mcp")(mcp)
 
 
 @app.command("config")
 def config(as_json: bool = typer.Option(False, "--json", help="Machine-readable output.")) -> None:
     """Print the effective settings (secrets masked)."""
-    values = load_settings().masked()
+    values = redact_value(load_settings().masked())  # URLs too: passwords in userinfo or ?password=
     if as_json:
         typer.echo(json.dumps(values, indent=2, default=str))
         return

@@ -9,6 +9,7 @@ and the HTTP API has no authentication, so anything public goes through a TLS pr
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable
 from pathlib import Path
 from socketserver import BaseServer
@@ -31,33 +32,50 @@ def slack(
     port: Annotated[int, typer.Option(help="Port to listen on.")] = 3000,
     offline: Offline = False,
     kb_dir: KbDir = None,
+    socket: Annotated[
+        bool, typer.Option("--socket", help="Socket Mode: no public URL; needs SLACK_APP_TOKEN (xapp-…).")
+    ] = False,
 ) -> None:
     """Slack bot: mention it in a channel or DM it; one Slack thread is one consult.
 
     Needs SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET. Slack's Request URL: https://YOUR-PROXY/slack/events
+    With --socket: SLACK_BOT_TOKEN and SLACK_APP_TOKEN, and no Request URL at all.
     """
     from slack_bolt.error import BoltError
     from slack_sdk.errors import SlackApiError
 
-    from agent.slack_bot import EVENTS_PATH, make_slack_app, make_slack_server
+    from agent.slack_bot import EVENTS_PATH, make_slack_app, make_slack_server, make_socket_mode_handler
 
     settings = load_settings(kb_dir=kb_dir)
     _log_to_stderr()
     with user_errors():
         token, secret = settings.slack_bot_token, settings.slack_signing_secret
-        if token is None or secret is None or not token.get_secret_value() or not secret.get_secret_value():
-            missing = [n for n, v in (("SLACK_BOT_TOKEN", token), ("SLACK_SIGNING_SECRET", secret)) if not v]
+        second = ("SLACK_APP_TOKEN", settings.slack_app_token) if socket else ("SLACK_SIGNING_SECRET", secret)
+        missing = [
+            n for n, v in (("SLACK_BOT_TOKEN", token), second) if v is None or not v.get_secret_value()
+        ]
+        if missing or token is None:
             raise UserError(
                 f"Set {' and '.join(missing)} in the environment or in .env (your Slack app's "
-                "OAuth & Permissions → Bot User OAuth Token; Basic Information → Signing Secret)."
+                "OAuth & Permissions → Bot User OAuth Token; Basic Information → Signing Secret, or "
+                "App-Level Tokens with connections:write for --socket)."
             )
         consultant = open_consultant(settings, offline)
         try:
-            slack_app = make_slack_app(consultant, token.get_secret_value(), secret.get_secret_value())
+            signing = secret.get_secret_value() if secret is not None else ""
+            slack_app = make_slack_app(consultant, token.get_secret_value(), signing)
         except (BoltError, SlackApiError) as exc:
             raise UserError(f"Slack did not accept the bot token ({exc}). Check SLACK_BOT_TOKEN.") from None
         except OSError as exc:
             raise UserError(f"Could not reach Slack to check the bot token ({exc}).") from None
+        if socket and settings.slack_app_token is not None:
+            handler = make_socket_mode_handler(slack_app, settings.slack_app_token.get_secret_value())
+            Console(stderr=True).print(f"[dim]Slack Socket Mode · {consultant.mode} mode · Ctrl-C to stop")
+            try:
+                handler.start()  # blocks; reconnects by itself
+            except KeyboardInterrupt:
+                handler.close()
+            return
         server = _listen(lambda: make_slack_server(slack_app, host, port), host, port)
     where = f"http://{host}:{port}{EVENTS_PATH}"
     _serve(server, f"Slack events at {where} · {consultant.mode} mode · KB {consultant.kb.version}")
@@ -71,10 +89,13 @@ def serve(
     parallel: Annotated[
         int | None, typer.Option(help="Turns run at the same time (EVIGRAPH_MAX_PARALLEL_TURNS, default 4).")
     ] = None,
+    workers: Annotated[
+        int, typer.Option(min=1, help="Server processes (about one CPU each; each opens its own KB).")
+    ] = 1,
 ) -> None:
     """HTTP JSON API (OpenAPI at /docs): POST /v1/consults, POST /v1/consults/ID/turns, GET /v1/consults/ID,
     GET /healthz, GET /readyz. Set EVIGRAPH_API_TOKEN to require a bearer token."""
-    from agent.http_api import ApiServer
+    from agent.http_api import ApiServer, serve_workers
     from agent.serving import ConsultService, ServeSettings
 
     settings = load_settings(kb_dir=kb_dir)
@@ -88,19 +109,37 @@ def serve(
 
         consultant.kb.close()  # the service opens (and live-switches) its own
         try:
-            api = ApiServer(open_service, host, port, limits)
+            api = ApiServer(open_service, host, port, limits) if workers == 1 else None
         except OSError as exc:
             raise UserError(
                 f"Cannot listen on {host}:{port} ({exc.strerror or exc}). Choose another --port."
             ) from None
     err = Console(stderr=True)
-    where = f"http://{host}:{api.port}"
+    where = f"http://{host}:{api.port if api else port}"
     err.print(
         f"[dim]EviGraph API at {where}/v1/consults (docs {where}/docs) · {consultant.mode} mode · "
-        f"KB {consultant.kb.version} · Ctrl-C to stop"
+        f"KB {consultant.kb.version} · {workers} worker(s) · Ctrl-C to stop"
     )
-    api.serve()
+    if api is not None:
+        api.serve()
+    else:
+        _export_for_workers(settings.kb_root, offline, limits)
+        with user_errors():
+            try:
+                serve_workers(host, port, workers, limits)
+            except OSError as exc:
+                raise UserError(
+                    f"Cannot listen on {host}:{port} ({exc.strerror or exc}). Choose another --port."
+                ) from None
     err.print("[dim]stopped.")
+
+
+def _export_for_workers(kb_root: Path, offline: bool, limits: Any) -> None:
+    """Worker processes build their settings from the environment: put this command's options there."""
+    os.environ["EVIGRAPH_KB_DIR"] = str(kb_root)
+    os.environ["EVIGRAPH_MAX_PARALLEL_TURNS"] = str(limits.max_parallel_turns)
+    if offline:
+        os.environ["EVIGRAPH_LLM_ENABLED"] = "false"
 
 
 def _listen(make: Callable[[], BaseServer], host: str, port: int) -> BaseServer:

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 import typer
 from rich.console import Console
 
+from agent.redact import redact
 from graphs.kb_layout import KBError
 from graphs.loaders import LoadError
 from graphs.store import StoreError
@@ -23,7 +24,13 @@ _console = Console(stderr=True)
 
 
 class UserError(RuntimeError):
-    """An error whose message is meant for the person at the terminal as it is."""
+    """An error whose message is meant for the person at the terminal (or in Slack, or over HTTP) as it is.
+
+    The message is redacted when the error is made, so no front end can show a password or key it quotes.
+    """
+
+    def __init__(self, message: str = "") -> None:
+        super().__init__(redact(message))
 
 
 EXPECTED_ERRORS: tuple[type[Exception], ...] = (
@@ -49,9 +56,9 @@ def user_errors() -> Iterator[None]:
         _console.print("[yellow]Interrupted.")
         raise typer.Exit(130) from None
     except EXPECTED_ERRORS as exc:
-        _console.print(f"[bold red]Error:[/] {exc}")
+        _console.print(f"[bold red]Error:[/] {redact(str(exc))}")
         raise typer.Exit(2) from None
     except Exception as exc:
         log.exception("unexpected error")
-        _console.print(f"[bold red]Unexpected error ({type(exc).__name__}):[/] {exc}")
+        _console.print(f"[bold red]Unexpected error ({type(exc).__name__}):[/] {redact(str(exc))}")
         raise typer.Exit(1) from None

@@ -33,6 +33,57 @@ MAX_CONNECTIONS = 1024
 KEEP_ALIVE_S = 5
 
 
+UVICORN_OPTIONS: dict[str, Any] = {
+    "backlog": BACKLOG,
+    "limit_concurrency": MAX_CONNECTIONS,
+    "timeout_keep_alive": KEEP_ALIVE_S,
+    "log_config": None,
+    "access_log": False,
+    "lifespan": "on",
+}
+APP_FACTORY = "agent.frontends.http_app:app_from_env"
+"""What each worker process of ``serve --workers N`` imports and calls to build its app."""
+
+
+def bind_socket(host: str, port: int) -> socket.socket:
+    """A listening socket (bound before the server starts, so a busy port is an immediate ``OSError``)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+        sock.listen(BACKLOG)
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+def warn_if_open(host: str, limits: ServeSettings) -> None:
+    if not is_loopback(host) and limits.api_token is None:
+        log.warning(
+            "Listening on %s without EVIGRAPH_API_TOKEN: anyone who can reach this address can run "
+            "consults and read them. Set EVIGRAPH_API_TOKEN, or bind to 127.0.0.1 behind a TLS proxy.",
+            host,
+        )
+
+
+def serve_workers(host: str, port: int, workers: int, limits: ServeSettings) -> None:
+    """Serve with ``workers`` processes on one socket (uvicorn's supervisor), in the foreground.
+
+    Why processes: a turn's Python code holds the GIL, so one process uses about one CPU however many turns
+    it runs at once. Each worker opens its own KB and consult service from the environment
+    (:func:`agent.frontends.http_app.app_from_env`); the per-consult file lock keeps one writer per consult
+    across them, and each switches to a newly published KB build on its own.
+    """
+    from uvicorn.supervisors import Multiprocess
+
+    sock = bind_socket(host, port)
+    warn_if_open(host, limits)
+    config = uvicorn.Config(APP_FACTORY, factory=True, workers=workers, **UVICORN_OPTIONS)
+    Multiprocess(config, sockets=[sock]).run()
+
+
 def is_loopback(host: str) -> bool:
     if host == "localhost":
         return True
@@ -54,34 +105,12 @@ class ApiServer:
     ) -> None:
         self.limits = limits or ServeSettings()
         self.app: FastAPI = make_app(open_service, self.limits)
-        family = socket.AF_INET6 if ":" in host else socket.AF_INET
-        self.socket = socket.socket(family, socket.SOCK_STREAM)
-        self.socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            self.socket.bind((host, port))
-            self.socket.listen(BACKLOG)
-        except OSError:
-            self.socket.close()
-            raise
+        self.socket = bind_socket(host, port)
         self.host = host
         self.port: int = self.socket.getsockname()[1]
-        config = uvicorn.Config(
-            self.app,
-            backlog=BACKLOG,
-            limit_concurrency=MAX_CONNECTIONS,
-            timeout_keep_alive=KEEP_ALIVE_S,
-            log_config=None,
-            access_log=False,
-            lifespan="on",
-        )
-        self.server = uvicorn.Server(config)
+        self.server = uvicorn.Server(uvicorn.Config(self.app, **UVICORN_OPTIONS))
         self._thread: threading.Thread | None = None
-        if not is_loopback(host) and self.limits.api_token is None:
-            log.warning(
-                "Listening on %s without EVIGRAPH_API_TOKEN: anyone who can reach this address can run "
-                "consults and read them. Set EVIGRAPH_API_TOKEN, or bind to 127.0.0.1 behind a TLS proxy.",
-                host,
-            )
+        warn_if_open(host, self.limits)
 
     @property
     def service(self) -> Any:

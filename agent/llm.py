@@ -33,6 +33,7 @@ from agent.llm_guard import (
     current_deadline,
     run_within,
 )
+from agent.redact import redact
 from graphs.settings import Settings
 from prompts import load_prompt
 
@@ -129,8 +130,9 @@ def _messages(prompt: str) -> list[BaseMessage]:
 
 
 def _reason(exc: BaseException) -> str:
+    """One line about a failure, secrets masked (an error body may echo a key or a URL password)."""
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-    return f"{type(exc).__name__}: {text}"[:300]
+    return redact(f"{type(exc).__name__}: {text}")[:300]
 
 
 def limited(model: BaseChatModel, step: str) -> BaseChatModel:

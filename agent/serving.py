@@ -30,7 +30,6 @@ from typing import Any
 from weakref import WeakKeyDictionary
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import BaseMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
 from pydantic import Field, SecretStr
@@ -218,21 +217,11 @@ class ConsultService:
     ) -> TurnResult:
         config = turn_config(cid, ctx)
         started = time.perf_counter()
-        async for mode, chunk in slot.graph.astream(
-            {"question": text},
-            config=config,
-            context=ctx,
-            stream_mode=["custom", "messages"],
-            durability="sync",
+        async for event in slot.graph.astream(
+            {"question": text}, config=config, context=ctx, stream_mode="custom", durability="sync"
         ):
-            if on_event is None:
-                continue
-            if mode == "custom" and isinstance(chunk, dict):
-                on_event(chunk)
-            elif mode == "messages":
-                token = _answer_token(chunk)
-                if token:
-                    on_event({"token": token})
+            if on_event is not None and isinstance(event, dict):
+                on_event(event)  # steps, and {"step": "token", "text": …} as the answer node streams
         state = await slot.graph.aget_state(config)
         return turn_result(cid, state.values, started)
 
@@ -300,17 +289,6 @@ def _same_dir(a: Path, b: Path) -> bool:
         return a.resolve() == b.resolve()
     except OSError:
         return a == b
-
-
-def _answer_token(chunk: Any) -> str:
-    """The text of an LLM token streamed by the answer node (other nodes' LLM calls are not the answer)."""
-    if not isinstance(chunk, tuple) or len(chunk) != 2:
-        return ""
-    message, metadata = chunk
-    if not isinstance(message, BaseMessage) or metadata.get("langgraph_node") != "answer":
-        return ""
-    content = message.content
-    return content if isinstance(content, str) else ""
 
 
 # ----- sync helpers for the Slack bot (a sync Consultant on worker threads) -----

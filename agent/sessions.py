@@ -15,11 +15,11 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from agent.errors import UserError
+from agent.redact import redact
 from graphs.settings import Settings
 
 CONNECT_TIMEOUT_S = 10
@@ -159,12 +159,8 @@ def _open_postgres_checkpointer(url: str) -> BaseCheckpointSaver[Any]:
 
 
 def _redacted(url: str) -> str:
-    """The URL as it is safe to show: the password, if any, replaced by ***."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
-    return urlunsplit(parts._replace(netloc=netloc))
+    """The URL as it is safe to show: userinfo password and ``?password=`` replaced by ***."""
+    return redact(url)
 
 
 def new_consult_id() -> str:
@@ -244,7 +240,7 @@ async def open_async_checkpointer(
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
     path = Path(url) if url else settings.checkpoint_path
-    path.parent.mkdir(parents=True, exist_ok=True)
+    _open_sqlite_checkpointer(path).conn.close()  # type: ignore[attr-defined]  # same checks and messages
     async with aiosqlite.connect(path, timeout=30.0) as conn:
         saver = AsyncSqliteSaver(conn)
         await saver.setup()

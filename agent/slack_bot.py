@@ -11,6 +11,15 @@ Bolt acknowledges each event before the listener runs (in its thread pool), so S
 
 Errors: a ``UserError`` is shown as it is (its message is written for people); anything else is logged with
 its traceback and Slack gets a short apology saying the consult was kept.
+
+When Slack misbehaves: each message is claimed once in the consult store (``agent.slack_deliveries``), so a
+redelivery — also after a restart, also to another process — is not answered twice; ``ratelimited`` calls
+are retried after ``Retry-After``, and a final edit still refused is posted as a new message with the
+placeholder deleted; posts by bots (other bots, and this one) are never taken as questions.
+
+Transports: Slack's Events API over HTTP (bolt's WSGI adapter on a stdlib server) or Socket Mode (a
+WebSocket this process opens; no public URL). The Assistant side panel, when enabled for the app, gets a
+welcome, suggested questions and a "searching…" status, and is answered like any thread.
 """
 
 from __future__ import annotations
@@ -18,23 +27,24 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
-import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable
 from socketserver import ThreadingMixIn
 from typing import Any
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
-from slack_bolt import App, BoltContext
+from slack_bolt import App, Assistant, BoltContext, Say, SetStatus, SetSuggestedPrompts
+from slack_bolt.adapter.socket_mode import SocketModeHandler
 from slack_bolt.adapter.wsgi import SlackRequestHandler
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
+from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
 
 from agent.consult import Consultant, Event
 from agent.errors import UserError
 from agent.render import event_line
 from agent.serving import evidence_texts, run_turn
+from agent.slack_deliveries import DeliveryLog, message_key
 from agent.slack_render import answer_blocks, answer_fallback_text, escape
 
 log = logging.getLogger("evigraph.slack")
@@ -46,10 +56,22 @@ EMPTY_QUESTION_TEXT = (
     "_What is the first-line treatment for type 2 diabetes?_ "
     "Follow-ups in this thread continue the same consult."
 )
+ASSISTANT_WELCOME = (
+    "Hi — I answer clinical questions only from evidence I can cite (passages and knowledge-graph chains), "
+    "and say so when the evidence is not enough. Each thread here is one consult: ask follow-ups in it."
+)
+ASSISTANT_STATUS = "is searching the knowledge base…"
+SUGGESTED_PROMPTS = (
+    {"title": "First-line medicine", "message": "What is the first-line medicine for type 2 diabetes?"},
+    {"title": "Treatment options", "message": "What is the treatment for gout?"},
+    {"title": "Check a reply", "message": "Check this reply: colchicine can treat a gout flare."},
+)
 PROGRESS_INTERVAL_S = 3.0
 """Least time between two progress edits of the "working…" message (Slack rate-limits ``chat.update``)."""
-SEEN_MESSAGES = 2000
-"""Handled messages remembered, to answer each once (Slack retries; a DM mention may come twice)."""
+RATE_LIMIT_RETRIES = 3
+"""Times a rate-limited Web API call is retried (each after Slack's ``Retry-After``) before giving up."""
+MAX_PROGRESS_CHARS = 3000
+"""Longest progress message (a long draft is cut; the final answer is not)."""
 
 
 def slack_consult_id(team_id: str, channel: str, thread_ts: str) -> str:
@@ -66,50 +88,60 @@ def question_text(text: str, bot_user_id: str | None) -> str:
     return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&").strip()
 
 
+def from_a_bot(event: dict[str, Any], bot_user_id: str | None) -> bool:
+    """Posts by bots (this one included) are never questions: two bots mentioning each other would loop."""
+    return bool(
+        event.get("bot_id")
+        or event.get("bot_profile")
+        or event.get("subtype") == "bot_message"
+        or (bot_user_id and event.get("user") == bot_user_id)
+    )
+
+
 class SlackConsults:
     """The listeners: take a message, run its turn in the thread's consult, edit the reply into the answer."""
 
     def __init__(self, consultant: Consultant, task: str = "auto") -> None:
         self.consultant = consultant
         self.task = task
-        self._seen: OrderedDict[tuple[str, str], None] = OrderedDict()
-        self._seen_lock = threading.Lock()
+        self.deliveries = DeliveryLog(consultant.checkpointer)
 
     def on_app_mention(self, body: dict[str, Any], event: dict[str, Any], context: BoltContext) -> None:
         self.handle(body, event, context)
 
     def on_message(self, body: dict[str, Any], event: dict[str, Any], context: BoltContext) -> None:
         """Direct messages only; edits, deletions, bot posts and channel chatter are not questions."""
-        if event.get("channel_type") != "im" or event.get("subtype") or event.get("bot_id"):
+        if event.get("channel_type") != "im" or event.get("subtype"):
             return
         self.handle(body, event, context)
 
-    def first_time(self, channel: str, ts: str) -> bool:
-        """True once per message: later deliveries (retries, mention + DM event) are dropped."""
-        key = (channel, ts)
-        with self._seen_lock:
-            if key in self._seen:
-                return False
-            self._seen[key] = None
-            while len(self._seen) > SEEN_MESSAGES:
-                self._seen.popitem(last=False)
-            return True
-
     def handle(self, body: dict[str, Any], event: dict[str, Any], context: BoltContext) -> None:
         channel, ts = str(event.get("channel", "")), str(event.get("ts", ""))
-        if not channel or not ts or not self.first_time(channel, ts):
+        if not channel or not ts or from_a_bot(event, context.bot_user_id):
             return
         client = context.client
         assert client is not None  # bolt sets it for every authorised request
         thread_ts = str(event.get("thread_ts") or ts)
         team_id = str(body.get("team_id") or event.get("team") or context.team_id or "")
+        consult_id = slack_consult_id(team_id, channel, thread_ts)
+        key = message_key(team_id, channel, ts)
+        if not self.deliveries.claim(key, str(body.get("event_id", "")), consult_id):
+            log.info("message %s already taken (Slack redelivery); not answered again", key)
+            return
         question = question_text(str(event.get("text", "")), context.bot_user_id)
         if not question:
             client.chat_postMessage(channel=channel, thread_ts=thread_ts, text=EMPTY_QUESTION_TEXT)
             return
-        consult_id = slack_consult_id(team_id, channel, thread_ts)
         working = client.chat_postMessage(channel=channel, thread_ts=thread_ts, text=WORKING_TEXT)
         reply_ts = str(working["ts"])
+        self.deliveries.record_reply(key, reply_ts)
+        text, blocks = self.answer(question, consult_id, self.progress_reporter(client, channel, reply_ts))
+        deliver(client, channel, thread_ts, reply_ts, text, blocks)
+
+    def answer(
+        self, question: str, consult_id: str, on_event: Callable[[Event], None]
+    ) -> tuple[str, list[dict[str, Any]] | None]:
+        """The reply: the cited answer, or the input error as written, or an apology — never raised."""
         try:
             result = run_turn(
                 self.consultant,
@@ -117,42 +149,108 @@ class SlackConsults:
                 consult_id=consult_id,
                 task=self.task,
                 start_if_missing=True,
-                on_event=self.progress_reporter(client, channel, reply_ts),
+                on_event=on_event,
             )
             cited = evidence_texts(self.consultant, list(result.answer.get("evidence_ids", [])))
-            client.chat_update(
-                channel=channel,
-                ts=reply_ts,
-                text=answer_fallback_text(result.answer, consult_id),
-                blocks=answer_blocks(result.answer, cited, consult_id),
-            )
         except UserError as exc:
-            client.chat_update(channel=channel, ts=reply_ts, text=f":warning: {escape(str(exc))}")
+            return f":warning: {escape(str(exc))}", None
         except Exception as exc:
             log.exception("Slack turn failed in consult %s", consult_id)
             apology = (
                 f":x: Sorry — something went wrong while answering ({type(exc).__name__}). "
                 "The consult was kept: ask again in this thread to continue."
             )
-            client.chat_update(channel=channel, ts=reply_ts, text=apology)
+            return apology, None
+        return answer_fallback_text(result.answer, consult_id), answer_blocks(
+            result.answer, cited, consult_id
+        )
 
     def progress_reporter(self, client: WebClient, channel: str, ts: str) -> Callable[[Event], None]:
-        """Edit the "working…" message with the current step, at most every few seconds, never failing."""
+        """Edit the "working…" message with the current step, or the answer as it is written (LLM mode), at
+        most every few seconds (Slack rate-limits ``chat.update``), never failing nor delaying the turn.
+
+        Progress edits go through a client without rate-limit retries: the turn runs in the same thread,
+        so a retry would stall it for ``Retry-After``; a refused edit instead pauses progress that long."""
+        client = without_rate_limit_retries(client)
         last = time.monotonic()
+        draft: list[str] = []
 
         def report(event: Event) -> None:
             nonlocal last
+            if event.get("step") == "token":
+                draft.append(str(event.get("text", "")))
             now = time.monotonic()
-            if event.get("step") == "token" or now - last < PROGRESS_INTERVAL_S:
+            if now - last < PROGRESS_INTERVAL_S:
                 return
             last = now
-            step_line = escape(event_line(event))
+            if draft:
+                text = f"{WORKING_TEXT}\n_draft, citations not yet checked:_\n{escape(''.join(draft))}"
+            else:
+                text = f"{WORKING_TEXT}\n_{escape(event_line(event))}_"
             try:
-                client.chat_update(channel=channel, ts=ts, text=f"{WORKING_TEXT}\n_{step_line}_")
-            except (SlackApiError, OSError) as exc:  # progress is a courtesy: it must never stop the turn
+                client.chat_update(channel=channel, ts=ts, text=text[:MAX_PROGRESS_CHARS])
+            except SlackApiError as exc:  # progress is a courtesy: it must never stop the turn
+                retry_after = exc.response.headers.get("Retry-After", "") if exc.response is not None else ""
+                last = now + (float(retry_after) if str(retry_after).isdigit() else 0.0)
+                log.warning("progress update not shown in Slack: %s", exc)
+            except OSError as exc:
                 log.warning("progress update not shown in Slack: %s", exc)
 
         return report
+
+
+def deliver(
+    client: WebClient,
+    channel: str,
+    thread_ts: str,
+    reply_ts: str,
+    text: str,
+    blocks: list[dict[str, Any]] | None,
+) -> None:
+    """Edit the placeholder into the reply; if Slack keeps refusing the edit, post the reply instead.
+
+    The client's retry handler has already waited out ``ratelimited`` answers (honouring ``Retry-After``);
+    an edit still refused after that must not leave "Working on it…" forever, nor an apology for an answer
+    that is stored: the reply is posted as a new message in the thread and the placeholder deleted.
+    """
+    try:
+        client.chat_update(channel=channel, ts=reply_ts, text=text, blocks=blocks)
+        return
+    except (SlackApiError, OSError) as exc:
+        log.warning("could not edit the reply into place (%s); posting it as a new message", exc)
+    try:
+        client.chat_postMessage(channel=channel, thread_ts=thread_ts, text=text, blocks=blocks)
+    except (SlackApiError, OSError):
+        log.exception("the reply could not be delivered to %s (thread %s)", channel, thread_ts)
+        return
+    try:
+        client.chat_delete(channel=channel, ts=reply_ts)
+    except (SlackApiError, OSError) as exc:
+        log.warning("the placeholder %s stays (delete refused: %s)", reply_ts, exc)
+
+
+def without_rate_limit_retries(client: WebClient) -> WebClient:
+    """The same client (token, API URL, timeout, proxy) but one refused call is refused at once."""
+    if not any(isinstance(h, RateLimitErrorRetryHandler) for h in client.retry_handlers):
+        return client
+    handlers = [h for h in client.retry_handlers if not isinstance(h, RateLimitErrorRetryHandler)]
+    return WebClient(
+        token=client.token,
+        base_url=client.base_url,
+        timeout=client.timeout,
+        ssl=client.ssl,
+        proxy=client.proxy,
+        headers=client.headers,
+        retry_handlers=handlers,
+    )
+
+
+def with_rate_limit_retries(client: WebClient) -> WebClient:
+    """The client, retrying ``ratelimited`` (HTTP 429) calls after Slack's ``Retry-After`` (slack_sdk's own
+    handler), so a final edit that hits the rate limit still lands."""
+    if not any(isinstance(h, RateLimitErrorRetryHandler) for h in client.retry_handlers):
+        client.retry_handlers.append(RateLimitErrorRetryHandler(max_retry_count=RATE_LIMIT_RETRIES))
+    return client
 
 
 def make_slack_app(
@@ -165,13 +263,40 @@ def make_slack_app(
     """A bolt ``App`` answering mentions and direct messages with consults (checks the token at once).
 
     ``client`` is for a Slack API elsewhere than slack.com (tests use a local fake); its token is used.
+    ``signing_secret`` may be empty in Socket Mode, where no HTTP request comes in to be verified.
     """
-    web = client or WebClient(token=token)
+    web = with_rate_limit_retries(client or WebClient(token=token))
     app = App(client=web, signing_secret=signing_secret, name="evigraph")
     consults = SlackConsults(consultant, task=task)
+    app.use(assistant_panel(consults))  # first: it takes the messages of assistant threads
     app.event("app_mention")(consults.on_app_mention)
     app.event("message")(consults.on_message)
     return app
+
+
+def assistant_panel(consults: SlackConsults) -> Assistant:
+    """Slack's AI-assistant side panel (bolt's ``Assistant`` middleware): a new panel thread gets a welcome
+    and suggested questions; a question there shows a "searching…" status and is answered in its thread
+    like any other, one panel thread being one consult. Without the app's assistant feature enabled in
+    Slack these events never come, and mentions and DMs work as before."""
+    assistant = Assistant()
+
+    @assistant.thread_started
+    def started(say: Say, set_suggested_prompts: SetSuggestedPrompts) -> None:
+        say(ASSISTANT_WELCOME)
+        set_suggested_prompts(prompts=list(SUGGESTED_PROMPTS), title="Try a question")
+
+    @assistant.user_message
+    def user_message(
+        body: dict[str, Any], event: dict[str, Any], context: BoltContext, set_status: SetStatus
+    ) -> None:
+        try:
+            set_status(ASSISTANT_STATUS)
+        except (SlackApiError, OSError) as exc:  # the status is a courtesy: the answer matters
+            log.warning("assistant status not shown: %s", exc)
+        consults.handle(body, event, context)
+
+    return assistant
 
 
 class _QuietHandler(WSGIRequestHandler):
@@ -191,3 +316,13 @@ def make_slack_server(app: App, host: str = "127.0.0.1", port: int = 3000) -> WS
     """The app behind bolt's WSGI adapter on a stdlib server bound to ``host`` (port 0 = any free port)."""
     handler = SlackRequestHandler(app, path=EVENTS_PATH)
     return make_server(host, port, handler, server_class=_ThreadingWSGIServer, handler_class=_QuietHandler)
+
+
+def make_socket_mode_handler(app: App, app_token: str) -> SocketModeHandler:
+    """Socket Mode: this process opens a WebSocket to Slack and receives events over it, so the bot needs
+    no public URL, TLS proxy or signing secret (the app-level token authenticates the connection).
+
+    bolt's built-in client (standard library only); ``connect()`` returns at once, ``start()`` blocks.
+    ``apps.connections.open`` goes through the app's own client, so a test's fake Slack API serves it too.
+    """
+    return SocketModeHandler(app, app_token, web_client=app.client)

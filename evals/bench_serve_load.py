@@ -5,18 +5,18 @@ measures, against a real server process:
 
 1. **Single**: the turn time of one consult at a time (median of ``--single`` sequential new consults,
    after two warm-up turns) — the baseline of the same run.
-2. **Burst**: ``--burst`` (50) simultaneous ``POST /v1/consults`` (one thread each, released together), repeated
-   ``--rounds`` times: connection resets, errors, every consult read back with exactly one stored turn, and the
-   p50/p95 of the client-side latency against the single turn time (goal: p95 ≤ 5 × single).
-3. **Two writers**: two processes × ``--writer-rounds`` (10) turns on ONE consult — an HTTP client process and a
-   CLI-style process (a sync ``Consultant``, what ``evigraph ask --consult ID`` runs) writing the same
+2. **Burst**: ``--burst`` (50) simultaneous ``POST /v1/consults`` (one thread each, released together),
+   repeated ``--rounds`` times: connection resets, errors, every consult read back with exactly one stored
+   turn, and the p50/p95 of the client-side latency against the single turn time (goal: p95 ≤ 5 × single).
+3. **Two writers**: two processes × ``--writer-rounds`` (10) turns on ONE consult — an HTTP client process and
+   a CLI-style process (a sync ``Consultant``, what ``evigraph ask --consult ID`` runs) writing the same
    checkpoint store at the same time. Every turn must be stored, or refused loudly (409).
 
 Questions: BioASQ/MedQA question texts (``evals.bench_tools.real_questions``). The server runs in its own
 process (so the load generator does not share its GIL), on a temp data dir, over the KB at ``--kb-root``
 (default: the default KB, built first if missing by ``evigraph ask``).
 
-Usage: python -m evals.bench_serve_load [--kb-root DIR] [--burst 50] [--rounds 3] [--parallel 4]
+Usage: python -m evals.bench_serve_load [--kb-root DIR] [--burst 50] [--rounds 3] [--parallel 4] [--workers 1]
        [--out evals/reports/bench_serve_load.md]
 """
 
@@ -35,6 +35,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -87,10 +88,13 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def start_server(kb_root: Path, data_dir: Path, port: int, parallel: int) -> subprocess.Popen[bytes]:
+def start_server(
+    kb_root: Path, data_dir: Path, port: int, parallel: int, workers: int
+) -> subprocess.Popen[bytes]:
     env = {**os.environ, "EVIGRAPH_DATA_DIR": str(data_dir), "PYTHONPATH": str(REPO_ROOT)}
     command = [sys.executable, "-c", "from agent.cli import app; app()", "serve", "--offline"]
     command += ["--port", str(port), "--kb-dir", str(kb_root), "--parallel", str(parallel)]
+    command += ["--workers", str(workers)]
     server = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     end = time.monotonic() + START_TIMEOUT_S
     while time.monotonic() < end:
@@ -136,7 +140,8 @@ def two_writers(base: str, kb_root: Path, data_dir: Path, rounds: int) -> dict[s
         "codes = []\n"
         "for i in range(int(sys.argv[3])):\n"
         "    body = json.dumps({'question': f'http writer turn {i}: what lowers uric acid?'}).encode()\n"
-        "    req = urllib.request.Request(sys.argv[1] + '/v1/consults/' + sys.argv[2] + '/turns', data=body,\n"
+        "    url = sys.argv[1] + '/v1/consults/' + sys.argv[2] + '/turns'\n"
+        "    req = urllib.request.Request(url, data=body,\n"
         "        method='POST', headers={'Content-Type': 'application/json'})\n"
         "    try:\n"
         "        codes.append(urllib.request.urlopen(req, timeout=300).status)\n"
@@ -145,13 +150,12 @@ def two_writers(base: str, kb_root: Path, data_dir: Path, rounds: int) -> dict[s
         "print(json.dumps(codes))\n"
     )
     started = time.perf_counter()
+    commands = [[http_client, base], [WRITER, str(kb_root)]]
     procs = [
         subprocess.Popen(
-            [sys.executable, "-c", http_client, base, consult_id, str(rounds)], env=env, stdout=subprocess.PIPE
-        ),
-        subprocess.Popen(
-            [sys.executable, "-c", WRITER, str(kb_root), consult_id, str(rounds)], env=env, stdout=subprocess.PIPE
-        ),
+            [sys.executable, "-c", *command, consult_id, str(rounds)], env=env, stdout=subprocess.PIPE
+        )
+        for command in commands
     ]
     outputs = [proc.communicate(timeout=1800)[0].decode() for proc in procs]
     codes = json.loads(outputs[0].strip().splitlines()[-1]) if outputs[0].strip() else []
@@ -171,6 +175,7 @@ def two_writers(base: str, kb_root: Path, data_dir: Path, rounds: int) -> dict[s
 def render(
     kb_root: Path,
     parallel: int,
+    workers: int,
     single: list[float],
     rounds: list[dict[str, Any]],
     writers: dict[str, Any],
@@ -181,7 +186,8 @@ def render(
     lines = [
         "# Serving under load (evals/bench_serve_load.py)",
         "",
-        f"Server: `evigraph serve --offline --parallel {parallel}` in its own process over the KB at "
+        f"Server: `evigraph serve --offline --parallel {parallel} --workers {workers}` (own processes) "
+        "over the KB at "
         f"`{kb_root}`; clients on 127.0.0.1. Python {platform.python_version()}, {os.cpu_count()} CPUs. "
         f"Load average (1/5/15 min) at start {'/'.join(f'{x:.1f}' for x in load_start)}, at end "
         f"{'/'.join(f'{x:.1f}' for x in load_end)} (the machine is shared: other processes compete for the "
@@ -217,19 +223,13 @@ def render(
         "",
         f"An HTTP client process and a CLI-style process (sync `Consultant.ask --consult`) each asked "
         f"{writers['asked'] // 2} turns of consult `{writers['consult_id']}` at the same time "
-        f"({writers['seconds']:.1f} s): HTTP statuses {dict(_count(writers['http_codes']))}, CLI turns "
-        f"{writers['cli_ok']} (exit {writers['cli_exit']}); **{writers['stored']} of {writers['asked']} turns "
-        f"stored** (refused loudly: {writers['http_codes'].count(409)}).",
+        f"({writers['seconds']:.1f} s): HTTP statuses {dict(Counter(writers['http_codes']))}, CLI turns "
+        f"{writers['cli_ok']} (exit {writers['cli_exit']}); "
+        f"**{writers['stored']} of {writers['asked']} turns stored** "
+        f"(refused loudly: {writers['http_codes'].count(409)}).",
         "",
     ]
     return "\n".join(lines)
-
-
-def _count(codes: list[int]) -> dict[int, int]:
-    out: dict[int, int] = {}
-    for code in codes:
-        out[code] = out.get(code, 0) + 1
-    return out
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -240,16 +240,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--single", type=int, default=10)
     parser.add_argument("--writer-rounds", type=int, default=10)
     parser.add_argument("--parallel", type=int, default=4)
+    parser.add_argument("--workers", type=int, default=1, help="server processes (evigraph serve --workers)")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
     settings = load_settings()
     kb_root = args.kb_root or settings.kb_root
-    questions = [q for _, q in real_questions(settings.shared_data_dir / "eval", args.burst + args.single + 2)]
+    wanted = args.burst + args.single + 2
+    questions = [q for _, q in real_questions(settings.shared_data_dir / "eval", wanted)]
     load_start = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="evigraph-serve-load-") as scratch:
         data_dir = Path(scratch)
         port = free_port()
-        server = start_server(kb_root, data_dir, port, args.parallel)
+        server = start_server(kb_root, data_dir, port, args.parallel, args.workers)
         base = f"http://127.0.0.1:{port}"
         try:
             for question in questions[:2]:
@@ -279,7 +281,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         finally:
             server.terminate()
             server.wait(timeout=60)
-    publish(render(kb_root, args.parallel, single, rounds, writers, load_start), args.out)
+    publish(render(kb_root, args.parallel, args.workers, single, rounds, writers, load_start), args.out)
     return 0
 
 

@@ -48,9 +48,10 @@ class Problem:
 
     file: Path
     what: str
+    state: str = "corrupt"
 
     def message(self, fix: str) -> str:
-        return f"The KB file {self.file} is corrupt: {self.what}. {fix}"
+        return f"The KB file {self.file} is {self.state}: {self.what}. {fix}"
 
 
 def rebuild_hint(manifest: Mapping[str, Any]) -> str:
@@ -155,49 +156,43 @@ def check_files(build_dir: Path, data: Mapping[str, Any], *, full: bool) -> list
     return problems
 
 
-def check_vectors(vectors_dir: Path, *, sample: int | None) -> list[Problem]:
-    """Each ``<collection>.npy`` readable, shaped like its id list, and its rows finite and unit-norm.
+def check_vectors(vectors_dir: Path, *, sample: int | None, with_ids: bool = True) -> list[Problem]:
+    """Each ``<collection>.npy`` readable, float32, its rows finite and unit-norm, and (``with_ids``) shaped
+    like its id list of unique ids.
 
-    ``sample`` rows (evenly spaced, first and last included) at open; every row when ``None``.
+    ``sample`` rows (evenly spaced, first and last included) at open; every row when ``None``. Opening a
+    build whose checksums just matched skips the id lists (``with_ids=False``): parsing them is most of the
+    cost, and their bytes are those the build checked when it was written.
     """
     problems: list[Problem] = []
     if not vectors_dir.is_dir():
         return problems
     for mat_path in sorted(vectors_dir.glob("*.npy")):
         ids_path = mat_path.with_suffix(".ids.json")
-        try:
-            ids = json.loads(ids_path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            problems.append(Problem(ids_path, "the file is missing"))
+        count = _id_count(ids_path, problems) if with_ids else None
+        if with_ids and count is None:
             continue
-        except (OSError, ValueError) as exc:
-            problems.append(Problem(ids_path, f"the id list is unreadable ({type(exc).__name__}: {exc})"))
-            continue
-        if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
-            problems.append(Problem(ids_path, "the file is not a JSON list of ids"))
-            continue
-        if len(set(ids)) != len(ids):
-            problems.append(Problem(ids_path, "the id list has duplicate ids"))
         try:
             mat = np.load(mat_path, mmap_mode="r", allow_pickle=False)
         except (OSError, ValueError, EOFError) as exc:
             problems.append(Problem(mat_path, f"the vector file is unreadable ({exc})"))
             continue
-        if mat.ndim != 2 or mat.shape[0] != len(ids) or mat.dtype != np.float32:
+        if mat.ndim != 2 or mat.dtype != np.float32 or (count is not None and mat.shape[0] != count):
+            expected = f"({count}, dim) to match {ids_path.name}" if count is not None else "(rows, dim)"
             problems.append(
                 Problem(
                     mat_path,
-                    f"the vector matrix is {mat.dtype} {tuple(mat.shape)}, expected float32 "
-                    f"({len(ids)}, dim) to match {ids_path.name}",
+                    f"the vector matrix is {mat.dtype} {tuple(mat.shape)}, expected float32 {expected}",
                 )
             )
             continue
-        if not len(ids):
+        n = mat.shape[0]
+        if not n:
             continue
         rows = (
-            np.arange(len(ids))
-            if sample is None or len(ids) <= sample
-            else np.unique(np.linspace(0, len(ids) - 1, sample).astype(np.int64))
+            np.arange(n)
+            if sample is None or n <= sample
+            else np.unique(np.linspace(0, n - 1, sample).astype(np.int64))
         )
         bad = _bad_rows(mat, rows)
         if bad:
@@ -205,6 +200,24 @@ def check_vectors(vectors_dir: Path, *, sample: int | None) -> list[Problem]:
                 Problem(mat_path, f"{bad} of {len(rows):,} checked vectors are not finite unit vectors")
             )
     return problems
+
+
+def _id_count(ids_path: Path, problems: list[Problem]) -> int | None:
+    """The number of ids in a vector id list, or ``None`` (with the problem recorded) when it is unusable."""
+    try:
+        ids = json.loads(ids_path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        problems.append(Problem(ids_path, "the file is missing"))
+        return None
+    except (OSError, ValueError) as exc:
+        problems.append(Problem(ids_path, f"the id list is unreadable ({type(exc).__name__}: {exc})"))
+        return None
+    if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
+        problems.append(Problem(ids_path, "the file is not a JSON list of ids"))
+        return None
+    if len(set(ids)) != len(ids):
+        problems.append(Problem(ids_path, "the id list has duplicate ids"))
+    return len(ids)
 
 
 def _bad_rows(mat: np.ndarray, rows: np.ndarray) -> int:
@@ -252,7 +265,8 @@ def open_problems(build_dir: Path, data: Mapping[str, Any]) -> list[Problem]:
     problems = check_files(build_dir, data, full=False)
     if problems:
         return problems
-    return check_vectors(build_dir / "vectors", sample=VECTOR_SAMPLE_ROWS)
+    recorded = FILES_KEY in data  # a build without checksums gets its id lists checked too
+    return check_vectors(build_dir / "vectors", sample=VECTOR_SAMPLE_ROWS, with_ids=not recorded)
 
 
 def full_problems(build_dir: Path, data: Mapping[str, Any]) -> list[Problem]:
@@ -264,6 +278,7 @@ def full_problems(build_dir: Path, data: Mapping[str, Any]) -> list[Problem]:
                 build_dir / "manifest.json",
                 "the build has no integrity record (it was made by an older EviGraph), so damage cannot be "
                 "ruled out",
+                state="unverifiable",
             )
         )
     problems += check_vectors(build_dir / "vectors", sample=None)

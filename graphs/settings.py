@@ -93,6 +93,11 @@ class Settings(BaseSettings):
         description="Slack bot token (xoxb-…) for `evigraph slack`.",
         validation_alias=AliasChoices("SLACK_BOT_TOKEN", "EVIGRAPH_SLACK_BOT_TOKEN", "slack_bot_token"),
     )
+    slack_app_token: SecretStr | None = Field(
+        default=None,
+        description="Slack app-level token (xapp-…, scope connections:write) for `evigraph slack --socket`.",
+        validation_alias=AliasChoices("SLACK_APP_TOKEN", "EVIGRAPH_SLACK_APP_TOKEN", "slack_app_token"),
+    )
     slack_signing_secret: SecretStr | None = Field(
         default=None,
         description="Slack signing secret: `evigraph slack` rejects requests not signed with it.",

@@ -1,13 +1,17 @@
 """A tiny fake of Slack's Web API on 127.0.0.1, so the Slack bot runs end to end with no network.
 
-It answers what the bot uses (``auth.test``, ``chat.postMessage``, ``chat.update``), accepts JSON and
-form-encoded bodies as slack_sdk sends both, checks the bearer token as Slack does, and records every call.
+It answers what the bot uses (``auth.test``, ``chat.postMessage``, ``chat.update``, ``chat.delete``), accepts
+JSON and form-encoded bodies as slack_sdk sends both, checks the bearer token as Slack does, and records
+every call. ``rate_limit(method, times)`` makes the next calls of a method fail as Slack's rate limiter does
+(HTTP 429, ``Retry-After``, ``{"ok": false, "error": "ratelimited"}``); those calls are recorded with
+``"refused": True``.
 Listeners run after bolt's ack in a thread pool, so tests poll the recorded calls with a bounded wait.
 """
 
 from __future__ import annotations
 
 import json
+import queue
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -28,11 +32,15 @@ Call = dict[str, Any]
 class FakeSlackApi:
     """Records every Web API call (method, args, the ts a posted message got) and answers like Slack."""
 
-    def __init__(self, token: str) -> None:
+    def __init__(self, token: str, app_token: str = "", socket_url: str = "") -> None:
         self.token = token
+        self.app_token = app_token
+        self.socket_url = socket_url
+        """What ``apps.connections.open`` answers (Socket Mode), called with ``app_token``."""
         self.calls: list[Call] = []
         self._lock = threading.Lock()
         self._next_ts = 1_700_000_000_000_000
+        self._limits: dict[str, int] = {}
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self.server.daemon_threads = True
         self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
@@ -48,9 +56,24 @@ class FakeSlackApi:
         self.server.shutdown()
         self.server.server_close()
 
-    def calls_to(self, method: str) -> list[Call]:
+    def calls_to(self, method: str, refused: bool = False) -> list[Call]:
+        """The calls of ``method`` Slack accepted (or, with ``refused``, those it rate-limited)."""
         with self._lock:
-            return [c for c in self.calls if c["method"] == method]
+            return [c for c in self.calls if c["method"] == method and c.get("refused", False) == refused]
+
+    def rate_limit(self, method: str, times: int) -> None:
+        """Refuse the next ``times`` calls of ``method`` with HTTP 429 and ``Retry-After: 0``."""
+        with self._lock:
+            self._limits[method] = times
+
+    def refuse(self, method: str, args: dict[str, Any]) -> bool:
+        """True (and the call recorded as refused) while ``method`` is rate-limited."""
+        with self._lock:
+            if self._limits.get(method, 0) <= 0:
+                return False
+            self._limits[method] -= 1
+            self.calls.append({"method": method, "args": args, "refused": True})
+            return True
 
     def wait_for(self, predicate: Callable[[Call], bool], what: str) -> Call:
         """The first recorded call matching ``predicate``, polling until it comes (bounded)."""
@@ -65,6 +88,12 @@ class FakeSlackApi:
         raise AssertionError(f"no Slack call {what} within {WAIT_S:.0f} s; calls: {self.calls}")
 
     def answer(self, method: str, args: dict[str, Any], authorization: str) -> dict[str, Any]:
+        if method == "apps.connections.open":
+            if not self.app_token or authorization != f"Bearer {self.app_token}":
+                return {"ok": False, "error": "invalid_auth"}
+            with self._lock:
+                self.calls.append({"method": method, "args": args})
+            return {"ok": True, "url": self.socket_url}
         if authorization != f"Bearer {self.token}":
             return {"ok": False, "error": "invalid_auth"}
         with self._lock:
@@ -96,6 +125,10 @@ class FakeSlackApi:
                 "ts": args.get("ts"),
                 "text": args.get("text"),
             }
+        if method == "chat.delete":
+            return {"ok": True, "channel": args.get("channel"), "ts": args.get("ts")}
+        if method in ("assistant.threads.setStatus", "assistant.threads.setSuggestedPrompts"):
+            return {"ok": True}
         return {"ok": False, "error": "unknown_method"}
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
@@ -106,9 +139,14 @@ class FakeSlackApi:
                 raw = self.rfile.read(int(self.headers.get("Content-Length") or 0)).decode("utf-8")
                 args = parse_body(raw, self.headers.get("Content-Type", ""))
                 method = self.path.split("/api/", 1)[-1].split("?", 1)[0]
-                payload = fake.answer(method, args, self.headers.get("Authorization", ""))
+                if fake.refuse(method, args):
+                    status, payload = 429, {"ok": False, "error": "ratelimited"}
+                else:
+                    status, payload = 200, fake.answer(method, args, self.headers.get("Authorization", ""))
                 data = json.dumps(payload).encode()
-                self.send_response(200)
+                self.send_response(status)
+                if status == 429:
+                    self.send_header("Retry-After", "0")
                 self.send_header("Content-Type", "application/json; charset=utf-8")
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
@@ -144,6 +182,62 @@ def message_text(call: Call) -> str:
             parts.append(str(block["text"].get("text", "")))
         parts += [str(e.get("text", "")) for e in block.get("elements", [])]
     return "\n".join(parts)
+
+
+class FakeSocketModeServer:
+    """Slack's Socket Mode end on 127.0.0.1 (a real WebSocket server, as slack_sdk's own tests use): says
+    ``hello`` to each connection, pushes the envelopes given to :meth:`push`, and records the acks."""
+
+    def __init__(self) -> None:
+        from websockets.sync.server import serve
+
+        self.acks: list[dict[str, Any]] = []
+        self._outbox: queue.Queue[dict[str, Any]] = queue.Queue()
+        self._connected = threading.Event()
+        self._server = serve(self._session, "127.0.0.1", 0)
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+
+    @property
+    def url(self) -> str:
+        return f"ws://127.0.0.1:{self._server.socket.getsockname()[1]}/link"
+
+    def push(self, payload: dict[str, Any], envelope_id: str) -> None:
+        """Deliver an Events API payload as Slack does over the socket (the bot must ack ``envelope_id``)."""
+        envelope = {"envelope_id": envelope_id, "type": "events_api", "payload": payload}
+        self._outbox.put({**envelope, "accepts_response_payload": False, "retry_attempt": 0})
+
+    def wait_connected(self) -> None:
+        assert self._connected.wait(WAIT_S), "the bot never opened the Socket Mode connection"
+
+    def wait_ack(self, envelope_id: str) -> None:
+        deadline = time.monotonic() + WAIT_S
+        while not any(a.get("envelope_id") == envelope_id for a in self.acks):
+            assert time.monotonic() < deadline, f"envelope {envelope_id} never acknowledged"
+            time.sleep(0.05)
+
+    def _session(self, connection: Any) -> None:
+        connection.send(json.dumps({"type": "hello", "num_connections": 1, "debug_info": {}}))
+        self._connected.set()
+        while True:
+            try:
+                connection.send(json.dumps(self._outbox.get(timeout=0.05)))
+            except queue.Empty:
+                pass
+            except Exception:  # the bot went away
+                return
+            try:
+                message = connection.recv(timeout=0.05)
+            except TimeoutError:
+                continue
+            except Exception:
+                return
+            data = json.loads(message)
+            if "envelope_id" in data:
+                self.acks.append(data)
+
+    def stop(self) -> None:
+        self._server.shutdown()
 
 
 @contextmanager

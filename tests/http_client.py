@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from langchain_core.language_models import BaseChatModel
+
 from agent.http_api import ApiServer
 from agent.serving import ConsultService, ServeSettings
 from graphs.kb import KnowledgeBase
@@ -42,7 +44,7 @@ class Api:
 
     @property
     def service(self) -> ConsultService:
-        return self.server.service  # type: ignore[no-any-return]
+        return self.server.service
 
     def call(
         self,
@@ -93,11 +95,15 @@ def api_settings(kb_root: Path, data_dir: Path) -> Settings:
 
 @contextmanager
 def running_api(
-    settings: Settings, kb: KnowledgeBase | None = None, host: str = "127.0.0.1", **limits: Any
+    settings: Settings,
+    kb: KnowledgeBase | None = None,
+    host: str = "127.0.0.1",
+    llm: BaseChatModel | None = None,
+    **limits: Any,
 ) -> Iterator[Api]:
     """The API on a free port, over ``kb`` (or the settings' KB, opened and live-switched by the service)."""
-    serve_limits = ServeSettings(_env_file=None, **limits)  # type: ignore[call-arg]
-    server = ApiServer(lambda lim: ConsultService.open(settings, lim, kb=kb), host, 0, serve_limits)
+    serve_limits = ServeSettings(_env_file=None, **limits)
+    server = ApiServer(lambda lim: ConsultService.open(settings, lim, kb=kb, llm=llm), host, 0, serve_limits)
     server.start()
     try:
         yield Api(server, settings)

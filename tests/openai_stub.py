@@ -50,8 +50,9 @@ def text_reply(content: str) -> Reply:
     return Reply("text", content=content)
 
 
-def error_reply(status: int = 500) -> Reply:
-    return Reply("error", status=status)
+def error_reply(status: int = 500, message: str = "") -> Reply:
+    """An HTTP error; ``message`` is the error body's message (e.g. one echoing the request's key)."""
+    return Reply("error", status=status, content=message)
 
 
 def stall_reply(delay_s: float) -> Reply:
@@ -193,7 +194,9 @@ def _handler(server: StubServer) -> type[BaseHTTPRequestHandler]:
                     server.stop.wait(first.delay_s)
                     self._send_json(200, _completion(body, [text_reply(first.content)]))
                 elif first.kind == "error":
-                    message = "scripted server error" if first.status != 599 else "no scripted reply left"
+                    message = first.content or (
+                        "scripted server error" if first.status != 599 else "no scripted reply left"
+                    )
                     self._send_json(first.status, {"error": {"message": message, "type": "server_error"}})
                 elif body.get("stream") and first.kind == "text":
                     self.send_response(200)

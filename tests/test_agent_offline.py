@@ -209,16 +209,21 @@ def test_a_follow_up_question_keeps_earlier_turns_and_reuses_their_entities(cons
     assert consultant.history(first.consult_id) == second.turns
 
 
-def test_an_exam_question_is_detected_and_an_option_named(consultant: Consultant) -> None:
+def test_an_exam_question_is_detected_and_an_option_named_only_when_the_gate_passes(
+    consultant: Consultant,
+) -> None:
     question = (
         "A 50-year-old man has recurrent gout attacks. Which drug lowers his uric acid level?\n"
         "A. Allopurinol\nB. Ibuprofen\nC. Prednisone\nD. Colchicine"
     )
     result = consultant.ask(question)
     assert result.answer["task"] == "mcq" and result.turns[0]["task"] == "mcq"
-    assert result.answer["option"] in {"A", "B", "C", "D"}
-    assert f"**{result.answer['option']}**" in result.answer["text"]
-    assert "retrieval heuristic" in result.answer["text"]
+    option = result.answer["option"]
+    if option is None:  # the offline gate (agent/nodes/mcq.py) did not pass: said plainly, no pick shown
+        assert "**The evidence does not decide between the options**" in result.answer["text"]
+    else:
+        assert f"**Option {option}**" in result.answer["text"]
+    assert result.answer["mcq"]["chosen"] == option
 
 
 def test_lower_case_options_are_read_as_well_as_detected(consultant: Consultant) -> None:
@@ -232,7 +237,7 @@ def test_lower_case_options_are_read_as_well_as_detected(consultant: Consultant)
         "D": "Colchicine",
     }
     answer = consultant.ask(question).answer
-    assert answer["task"] == "mcq" and answer["option"] in {"A", "B", "C", "D"}
+    assert answer["task"] == "mcq" and [o["letter"] for o in answer["mcq"]["options"]] == ["A", "B", "C", "D"]
 
 
 def test_sources_are_shown_once_per_title_source_and_url() -> None:

@@ -15,21 +15,36 @@ import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from agent.consult import Consultant
-from agent.consult_lock import consult_locks
+from agent.consult_lock import ConsultLocks, consult_locks
 from graphs.incremental import remove_document
 from graphs.kb import KnowledgeBase
 from tests.http_client import FOLLOW_UP, GOUT, Api, Response, api_settings, running_api
+from tests.openai_stub import openai_stub, step_of
+from tests.test_agent_openai import consultant_for, router
 
 
 @pytest.fixture()
 def api(slice_kb: KnowledgeBase, slice_kb_root: Path, tmp_path: Path) -> Iterator[Api]:
     with running_api(api_settings(slice_kb_root, tmp_path), slice_kb) as running:
         yield running
+
+
+@contextmanager
+def api_with_consult(
+    kb: KnowledgeBase, kb_root: Path, data_dir: Path, **limits: Any
+) -> Iterator[tuple[Api, str, ConsultLocks]]:
+    """A running API with one consult started (one turn), and the consult locks its processes share."""
+    settings = api_settings(kb_root, data_dir)
+    with running_api(settings, kb, **limits) as api:
+        consult_id = api.call("POST", "/v1/consults", {"question": GOUT}).body["consult_id"]
+        yield api, consult_id, consult_locks(settings.data_dir)
 
 
 def wait_until(check: object, what: str, limit_s: float = 120.0) -> None:
@@ -69,10 +84,11 @@ def test_half_open_sockets_do_not_block_a_real_request(api: Api) -> None:
 def test_a_full_queue_is_refused_with_429_and_retry_after(
     slice_kb: KnowledgeBase, slice_kb_root: Path, tmp_path: Path
 ) -> None:
-    settings = api_settings(slice_kb_root, tmp_path)
-    with running_api(settings, slice_kb, max_parallel_turns=1, max_queued_turns=0) as api:
-        consult_id = api.call("POST", "/v1/consults", {"question": GOUT}).body["consult_id"]
-        locks = consult_locks(settings.data_dir)
+    with api_with_consult(slice_kb, slice_kb_root, tmp_path, max_parallel_turns=1, max_queued_turns=0) as (
+        api,
+        consult_id,
+        locks,
+    ):
         waiting: list[Response] = []
         with locks.hold(consult_id):  # another writer holds the consult: the next turn waits, admitted
             thread = threading.Thread(
@@ -93,10 +109,12 @@ def test_a_full_queue_is_refused_with_429_and_retry_after(
 def test_a_turn_on_a_busy_consult_is_refused_loudly_with_409(
     slice_kb: KnowledgeBase, slice_kb_root: Path, tmp_path: Path
 ) -> None:
-    settings = api_settings(slice_kb_root, tmp_path)
-    with running_api(settings, slice_kb, turn_lock_wait_s=0.5) as api:
-        consult_id = api.call("POST", "/v1/consults", {"question": GOUT}).body["consult_id"]
-        with consult_locks(settings.data_dir).hold(consult_id):
+    with api_with_consult(slice_kb, slice_kb_root, tmp_path, turn_lock_wait_s=0.5) as (
+        api,
+        consult_id,
+        locks,
+    ):
+        with locks.hold(consult_id):
             busy = api.call("POST", f"/v1/consults/{consult_id}/turns", {"question": FOLLOW_UP})
             streamed = api.call(
                 "POST", f"/v1/consults/{consult_id}/turns?stream=true", {"question": FOLLOW_UP}
@@ -112,11 +130,8 @@ def test_a_turn_on_a_busy_consult_is_refused_loudly_with_409(
 def test_reading_a_consult_does_not_wait_behind_a_running_turn(
     slice_kb: KnowledgeBase, slice_kb_root: Path, tmp_path: Path
 ) -> None:
-    settings = api_settings(slice_kb_root, tmp_path)
-    with running_api(settings, slice_kb) as api:
-        consult_id = api.call("POST", "/v1/consults", {"question": GOUT}).body["consult_id"]
-        lock = consult_locks(settings.data_dir)
-        with lock.hold(consult_id):  # stands for a turn that is running right now
+    with api_with_consult(slice_kb, slice_kb_root, tmp_path) as (api, consult_id, locks):
+        with locks.hold(consult_id):  # stands for a turn that is running right now
             writer = threading.Thread(
                 target=api.call, args=("POST", f"/v1/consults/{consult_id}/turns", {"question": FOLLOW_UP})
             )
@@ -133,10 +148,8 @@ def test_two_writers_on_one_consult_keep_every_turn(
     slice_kb: KnowledgeBase, slice_kb_root: Path, tmp_path: Path
 ) -> None:
     """An HTTP client and a CLI-style ``Consultant`` (its own checkpointer connection) write alternately."""
-    settings = api_settings(slice_kb_root, tmp_path)
-    with running_api(settings, slice_kb) as api:
-        consult_id = api.call("POST", "/v1/consults", {"question": GOUT}).body["consult_id"]
-        cli = Consultant(settings, kb=slice_kb, use_llm=False)
+    with api_with_consult(slice_kb, slice_kb_root, tmp_path) as (api, consult_id, _):
+        cli = Consultant(api.settings, kb=slice_kb, use_llm=False)
         rounds = 4
 
         def http_writer() -> list[int]:
@@ -158,7 +171,7 @@ def test_two_writers_on_one_consult_keep_every_turn(
         )
 
 
-def sse_events(text: str) -> list[tuple[str, dict[str, object]]]:
+def sse_events(text: str) -> list[tuple[str, dict[str, Any]]]:
     events = []
     for block in text.strip().split("\n\n"):
         lines = dict(line.split(": ", 1) for line in block.splitlines())
@@ -177,10 +190,12 @@ def test_a_turn_streams_as_server_sent_events(api: Api, how: str) -> None:
     assert response.status == 200 and response.headers["content-type"].startswith("text/event-stream")
     events = sse_events(response.text)
     kinds = [kind for kind, _ in events]
-    assert kinds[-1] == "turn" and set(kinds[:-1]) == {"step"}
+    assert kinds[0] == "consult" and kinds[-1] == "turn" and set(kinds[1:-1]) == {"step"}
     steps = [data["step"] for kind, data in events if kind == "step"]
     assert steps[0] == "start" and "evidence_rank" in steps and steps[-1] == "answer"
     final = events[-1][1]
+    assert events[0][1] == {"consult_id": final["consult_id"]}
+    assert response.headers["location"] == f"/v1/consults/{final['consult_id']}"
     stored = api.call("GET", f"/v1/consults/{final['consult_id']}").body["turns"]
     assert stored[-1]["answer"] == final["answer"]
 
@@ -202,3 +217,39 @@ def test_a_server_switches_to_a_new_build_between_turns(kb_copy: Path, tmp_path:
         assert removed_doc not in {ev.document_id for ev in cited_now.values()}
         ready = api.call("GET", "/readyz").body
         assert ready["kb_version"] == new_version and ready["ready"] is True
+
+
+def test_answer_tokens_stream_as_sse_in_llm_mode(
+    slice_kb: KnowledgeBase, slice_kb_root: Path, tmp_path: Path
+) -> None:
+    """A real ChatOpenAI against the scripted OpenAI-compatible stub: the answer arrives token by token."""
+    with openai_stub() as stub:
+        stub.responder = router()
+        consultant = consultant_for(stub, slice_kb, slice_kb_root, tmp_path)
+        with running_api(consultant.settings, slice_kb, llm=consultant.llm) as api:
+            response = api.call("POST", "/v1/consults?stream=true", {"question": GOUT})
+    events = sse_events(response.text)
+    tokens = [data["text"] for kind, data in events if kind == "token"]
+    assert len(tokens) > 5 and "".join(tokens).startswith("NSAIDs treat gout attacks [E:")
+    kind, final = events[-1]
+    assert kind == "turn" and final["answer"]["mode"] == "llm" and final["llm_calls"] == 3
+    assert [step_of(r) for r in stub.requests] == ["hypothesis", "sufficiency", "answer"]
+
+
+def test_a_client_that_hangs_up_mid_stream_does_not_lose_the_turn(api: Api) -> None:
+    with socket.create_connection(("127.0.0.1", api.server.port), timeout=120) as sock:
+        body = json.dumps({"question": GOUT}).encode()
+        sock.sendall(
+            b"POST /v1/consults?stream=true HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            + f"Content-Length: {len(body)}\r\n\r\n".encode()
+            + body
+        )
+        received = b""
+        marker = b"event: consult\ndata: "
+        while marker not in received or b"\n" not in received.split(marker, 1)[1]:
+            chunk = sock.recv(4096)
+            assert chunk, f"the stream ended before its consult event: {received!r}"
+            received += chunk
+        # hang up here, before the turn has finished
+    consult_id = json.loads(received.split(marker, 1)[1].split(b"\n", 1)[0])["consult_id"]
+    wait_until(lambda: api.stored_consults().get(consult_id) == 1, "the turn stored after the hang-up")

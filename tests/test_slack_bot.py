@@ -89,6 +89,7 @@ class SlackBot:
         return self.api.wait_for(
             lambda c: (
                 c["method"] == "chat.update"
+                and not c.get("refused")  # rate-limited edits (tests/test_slack_reliability.py) never showed
                 and c["args"].get("ts") == working["ts"]
                 and not str(c["args"].get("text", "")).startswith(":hourglass")
             ),

@@ -9,8 +9,8 @@ Routes (OpenAPI at ``/docs`` and ``/openapi.json``)::
     GET  /v1/consults/{id}         → {"consult_id", "turns"}
 
 ``?stream=true`` or ``Accept: text/event-stream`` on the two POST routes streams the turn as Server-Sent
-Events: ``step`` (each graph step's progress), ``token`` (answer tokens, LLM mode), then ``turn`` (the same
-JSON as the plain response) or ``error`` ({"error", "status"}).
+Events: ``consult`` ({"consult_id"}, first), ``step`` (each graph step's progress), ``token`` (answer tokens,
+LLM mode), then ``turn`` (the same JSON as the plain response) or ``error`` ({"error", "status"}).
 
 Why FastAPI: the routes, OpenAPI and pydantic models come with it (pydantic is already ours), it is
 Starlette underneath (SSE via ``StreamingResponse``, body streaming we can bound), and uvicorn serves it on
@@ -46,7 +46,9 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from agent.consult_lock import ConsultBusy
 from agent.errors import UserError
 from agent.frontends.http_health import readiness
+from agent.redact import install_log_redaction, redact
 from agent.serving import ConsultService, ServerBusy, ServeSettings, UnknownConsult
+from agent.sessions import new_consult_id
 from graphs.kb_layout import KBError
 from graphs.store import StoreError
 
@@ -173,6 +175,19 @@ def make_app(open_service: ServiceOpener, limits: ServeSettings | None = None) -
     return app
 
 
+def app_from_env() -> FastAPI:
+    """The app of one worker process of ``evigraph serve --workers N``: settings and limits from the
+    environment (``evigraph serve`` puts its options there before it starts the workers)."""
+    from agent.llm import make_chat_model
+    from graphs.settings import load_settings
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    install_log_redaction()
+    settings = load_settings()
+    llm = make_chat_model(settings)
+    return make_app(lambda limits: ConsultService.open(settings, limits, llm=llm), ServeSettings())
+
+
 def checked_id(consult_id: str) -> str:
     if not CONSULT_ID.match(consult_id):
         raise ApiError(HTTPStatus.NOT_FOUND, f"No consult '{consult_id[:128]}'.")
@@ -255,14 +270,22 @@ async def read_body(request: Request, limits: ServeSettings) -> bytes:
 
 
 async def stream_turn(service: ConsultService, body: TurnRequest, consult_id: str | None = None) -> Response:
-    """The turn as Server-Sent Events. The turn runs as its own task: a client that disconnects mid-stream
-    stops receiving, but the turn still finishes and is stored (a lost connection never loses a turn)."""
+    """The turn as Server-Sent Events: ``consult`` (its id, first), ``step``…, ``token``…, then ``turn`` or
+    ``error``. The turn runs as its own task: a client that disconnects mid-stream stops receiving, but the
+    turn still finishes and is stored (a lost connection never loses a turn; read it back by its id)."""
     queue: asyncio.Queue[tuple[str, Any] | None] = asyncio.Queue()
+    cid = consult_id or new_consult_id()
 
     def on_event(event: dict[str, Any]) -> None:
-        queue.put_nowait(("token", event) if "token" in event else ("step", event))
+        queue.put_nowait(("token", event) if event.get("step") == "token" else ("step", event))
 
-    turn = asyncio.ensure_future(service.ask(body.question, consult_id, task=body.task, on_event=on_event))
+    turn = asyncio.ensure_future(
+        service.ask(
+            body.question, cid, task=body.task, on_event=on_event, start_if_missing=consult_id is None
+        )
+    )
+    _RUNNING.add(turn)  # a strong reference: the turn outlives a client that went away
+    turn.add_done_callback(_RUNNING.discard)
     turn.add_done_callback(lambda _: queue.put_nowait(None))
     # Refusals known before the first step (busy server, bad task) stay plain HTTP errors.
     await asyncio.sleep(0)
@@ -270,6 +293,7 @@ async def stream_turn(service: ConsultService, body: TurnRequest, consult_id: st
         raise turn.exception()  # type: ignore[misc]
 
     async def events() -> AsyncIterator[bytes]:
+        yield sse("consult", {"consult_id": cid})
         while (item := await queue.get()) is not None:
             yield sse(*item)
         exc = turn.exception()
@@ -279,11 +303,13 @@ async def stream_turn(service: ConsultService, body: TurnRequest, consult_id: st
             status, message, _ = error_response(exc, "POST stream")
             yield sse("error", {"error": message, "status": status})
 
-    return StreamingResponse(
-        events(),
-        media_type="text/event-stream",
-        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
-    )
+    headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+    if consult_id is None:
+        headers["Location"] = f"/v1/consults/{cid}"
+    return StreamingResponse(events(), media_type="text/event-stream", headers=headers)
+
+
+_RUNNING: set[asyncio.Future[Any]] = set()
 
 
 def sse(event: str, data: Any) -> bytes:
@@ -292,6 +318,12 @@ def sse(event: str, data: Any) -> bytes:
 
 
 def error_response(exc: BaseException, where: str) -> tuple[int, str, dict[str, str]]:
+    """Status, message and headers for any failure, with secrets (URL passwords, tokens) masked."""
+    status, message, headers = _classify(exc, where)
+    return status, redact(message), headers
+
+
+def _classify(exc: BaseException, where: str) -> tuple[int, str, dict[str, str]]:
     """Status, message and headers for any failure (unexpected ones are logged with their traceback)."""
     if isinstance(exc, ApiError):
         return exc.status, exc.message, exc.headers

@@ -4,7 +4,7 @@ LLM mode: a Markdown answer streamed token by token, whose every claim must cite
 retrieved in this consult; :mod:`agent.citations` strips invalid ids and removes uncited claims. Offline
 (or when the LLM fails): an extractive answer — the best passages grouped by label with their citations and
 the key chains — labelled as retrieved evidence, not a generated answer. For an exam question the offline
-answer also names the option whose text the top evidence supports best, marked as a retrieval heuristic.
+answer names an option only when the evidence separates it by a calibrated margin (:mod:`agent.nodes.mcq`).
 
 Offline the answer opens with the direct-answer block (agent/nodes/direct_answer.py: KG facts for the
 asked relation, then key sentences) and shows only a few short supporting passages after it
@@ -18,7 +18,6 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Any
 
-import numpy as np
 from langgraph.runtime import Runtime
 
 from agent.citations import ANSWER_OPTION, check_citations
@@ -30,7 +29,8 @@ from agent.nodes.common import emit, llm_on, question_in_context, step, usage_up
 from agent.nodes.direct_answer import compose_direct_answer
 from agent.nodes.focus import answering_passages, question_focus
 from agent.nodes.hypothesis import condition
-from agent.nodes.turn import mcq_options
+from agent.nodes.mcq import McqJudgement, judge_options, mcq_lines
+from agent.redact import redact
 from agent.state import ChainRec, ConsultState, DirectAnswerRec, EvidenceRec, Verdict
 from graphs.labels import specific_labels_asked
 from prompts import load_prompt
@@ -45,20 +45,6 @@ SHOWN_LABELS = 3
 SHOWN_PER_LABEL = 2
 PASSAGE_CHARS = 320
 CLOSEST_SHOWN = 3
-
-
-def best_option(deps: ConsultDeps, question: str, evidence: list[EvidenceRec]) -> tuple[str, float] | None:
-    """Offline MCQ heuristic: the option most similar to the top passages (mean of its top-3 cosines)."""
-    options = mcq_options(question)
-    if len(options) < 2 or not evidence:
-        return None
-    vecs = deps.kb.vectors.get_vectors("evidence", [e["id"] for e in evidence[:10]])
-    if not vecs:
-        return None
-    mat = np.stack(list(vecs.values()))
-    opt = deps.kb.embed(list(options.values()))
-    sims = np.sort(opt @ mat.T, axis=1)[:, ::-1][:, :3].mean(axis=1)
-    return list(options)[int(np.argmax(sims))], float(np.max(sims))
 
 
 def sources_of(evidence: list[EvidenceRec]) -> list[dict[str, str]]:
@@ -85,7 +71,7 @@ def clip(text: str, chars: int) -> str:
 
 def extractive_text(
     state: ConsultState,
-    option: tuple[str, float] | None,
+    mcq: McqJudgement | None,
     direct: DirectAnswerRec | None = None,
     full: bool = False,
     supporting: list[EvidenceRec] | None = None,
@@ -99,12 +85,7 @@ def extractive_text(
     sufficient = bool(verdict.get("sufficient")) and bool(evidence)
     if not sufficient:
         lines += [insufficient_line(verdict), ""]
-    if option is not None:
-        lines += [
-            f"Option best supported by the retrieved evidence (retrieval heuristic, not a judgement): "
-            f"**{option[0]}**",
-            "",
-        ]
+    lines += mcq_lines(mcq, {e["id"] for e in evidence})
     if direct and direct.get("lines"):
         heading = (
             DIRECT_LABEL if sufficient else "What the knowledge graph lists (not an answer to the question)"
@@ -214,21 +195,23 @@ def make_answer(deps: ConsultDeps):  # type: ignore[no-untyped-def]
                 if not verdict.get("sufficient") and "insufficient evidence" not in payload["text"].lower():
                     payload["text"] = insufficient_line(verdict) + "\n\n" + payload["text"]
             except LLMStepFailed as exc:
-                fallback = f"LLM answer failed ({exc}); showing the retrieved evidence instead"
+                # Redacted before it enters the answer, its turn and the store (an error body may echo a key).
+                fallback = redact(f"LLM answer failed ({exc}); showing the retrieved evidence instead")
         direct: DirectAnswerRec | None = None
         new_chains: list[ChainRec] = []
         if payload is None:
-            option = best_option(deps, state["question"], evidence) if state.get("task") == "mcq" else None
+            mcq = judge_options(deps, state["question"]) if state.get("task") == "mcq" else None
             direct, new_chains, supporting = offline_direct(deps, state)
             full = bool(runtime.context.extra.get("full"))
             payload = {
                 "mode": "offline",
-                "text": extractive_text(state, option, direct, full, supporting),
+                "text": extractive_text(state, mcq, direct, full, supporting),
                 "direct": direct,
                 "claims": [{"text": e["text"], "citations": [e["id"]]} for e in evidence],
                 "removed_claims": [],
                 "invalid_citations": [],
-                "option": option[0] if option else None,
+                "option": mcq.chosen if mcq else None,
+                "mcq": mcq.as_dict() if mcq else None,
             }
             if fallback:
                 payload["fallback"] = fallback

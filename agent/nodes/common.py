@@ -9,6 +9,7 @@ from langgraph.runtime import Runtime
 from agent.context import ConsultContext
 from agent.deps import ConsultDeps
 from agent.llm import Usage
+from agent.redact import redact, redact_value
 from agent.state import ConsultState, StepRec
 
 
@@ -17,16 +18,20 @@ def llm_on(deps: ConsultDeps, runtime: Runtime[ConsultContext]) -> bool:
 
 
 def emit(runtime: Runtime[ConsultContext], step: str, **payload: Any) -> None:
-    """A progress event on LangGraph's custom stream (the terminal and Slack show these live)."""
+    """A progress event on LangGraph's custom stream (the terminal and Slack show these live).
+
+    Redacted: a failure reason in ``payload`` may quote an LLM error body with a key in it."""
     writer = runtime.stream_writer
     if writer is not None:
-        writer({"step": step, **payload})
+        writer({"step": step, **redact_value(payload)})
 
 
 def step(state: ConsultState, name: str, summary: str, fallback: str = "", **detail: Any) -> StepRec:
+    """A trace record. The fallback reason is redacted here, the one place failure text enters the trace:
+    it often quotes an LLM error body, which may echo the request's ``Bearer sk-…`` header."""
     rec: StepRec = {"step": name, "round": state.get("round", 0), "summary": summary, "detail": detail}
     if fallback:
-        rec["fallback"] = fallback
+        rec["fallback"] = redact(fallback)
     return rec
 
 

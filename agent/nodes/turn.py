@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -10,24 +9,25 @@ from langgraph.types import Overwrite
 
 from agent.context import TASKS, ConsultContext
 from agent.nodes.common import emit, step
+from agent.nodes.mcq_parse import parse_mcq
 from agent.state import ConsultState
 from tools.common import truncate
 
 MAX_QUESTION_CHARS = 6000
-_OPTION_LINE = re.compile(r"(?m)^\s*\(?([A-Ea-e])[\).:]\s+(\S.*)$")
 
 
 def mcq_options(question: str) -> dict[str, str]:
-    """Lettered options on their own lines ("A) …", "(b) …", "c. …"), keyed by the upper-case letter: one
-    reading for detecting an exam question and for naming its best option."""
-    return {m.group(1).upper(): m.group(2).strip() for m in _OPTION_LINE.finditer(question)}
+    """Lettered options ("A) …", "(b) …", "c. …", "A: …"; one a line or inline after the stem), keyed by the
+    upper-case letter: one reading for detecting an exam question and for judging its options."""
+    return parse_mcq(question).options
 
 
 def detect_task(question: str) -> str:
     """Which search condition fits (EbmKG Figure 9), when the user did not say.
 
-    Rules, in order: lettered options on their own lines → exam MCQ; a quoted reply or "doctor said" → check
-    a reply; "decided"/"audit"/"was it right" → audit a decision; otherwise an open clinical question.
+    Rules, in order: three or more lettered options (one a line or inline) → exam MCQ; a quoted reply or
+    "doctor said" → check a reply; "decided"/"audit"/"was it right" → audit a decision; otherwise an open
+    clinical question.
     """
     q = question.lower()
     if len(mcq_options(question)) >= 3:
