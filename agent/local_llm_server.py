@@ -47,6 +47,8 @@ def choose_threads(cpus: int | None = None, load: float | None = None) -> int:
 
 def port_free(port: int) -> bool:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        # as the server binds: connections of a stopped server left in TIME_WAIT do not make it "taken"
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind(("127.0.0.1", port))
         except OSError:
