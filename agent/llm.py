@@ -1,55 +1,123 @@
 """The LLM factory and the guarded calls every LLM step goes through.
 
 One factory builds ``ChatOpenAI`` from settings (base URL, model, key, timeout, retries) so any
-OpenAI-compatible server works (OpenAI, vLLM, Ollama, llama.cpp). Structured outputs use function calling,
-which all of those servers accept (llama.cpp rejects the ``json_schema`` method). Every call is guarded: a
-timeout, an HTTP error, a refusal or unparseable output raises :class:`LLMStepFailed` with a short reason,
-and the calling node falls back to its offline path for that step and records why — the consult continues.
+OpenAI-compatible server works (OpenAI, vLLM, Ollama, llama.cpp). Structured steps ask in one of two ways,
+chosen per endpoint (``llm_structured``): function calling (OpenAI, vLLM with a tool parser) or a JSON
+schema in ``response_format`` (grammar-constrained on llama.cpp, which ignores a named ``tool_choice`` and
+whose Qwen-Coder template emits no tool-call tags); ``auto`` probes the endpoint once per process and
+remembers. A reply that is JSON in a Markdown fence instead of a function call is still accepted.
+
+Every call is guarded (see :mod:`agent.llm_guard`): a per-call ``max_tokens`` (a model that never stops
+ends at the cap), the turn's shared deadline and a circuit breaker. A timeout, an HTTP error, prose where
+JSON was asked, or the deadline raises :class:`LLMStepFailed` with a short reason, and the calling node
+falls back to its offline path for that step and records why — the consult continues.
 """
 
 from __future__ import annotations
 
+import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
-from pydantic import BaseModel
+from langchain_core.utils.json import parse_json_markdown
+from pydantic import BaseModel, ValidationError
 
+from agent.llm_guard import (
+    BreakerOpen,
+    DeadlineExceeded,
+    breaker_for,
+    current_deadline,
+    run_within,
+)
+from agent.redact import redact
 from graphs.settings import Settings
 from prompts import load_prompt
 
 M = TypeVar("M", bound=BaseModel)
+T = TypeVar("T")
+StructuredMethod = Literal["function_calling", "json_schema"]
+MAX_TOKENS = {"hypothesis": 320, "verdict": 260, "plan": 260, "answer": 480, "summary": 160, "probe": 40}
+"""Per-step output caps: enough for the schema or a 350-word answer, and a bound on a model that never
+stops (at ~5 tokens/s on a busy CPU, 480 tokens is ~100 s)."""
 
 
 class LLMStepFailed(RuntimeError):
     """An LLM step could not produce a usable result; ``str(exc)`` is the reason shown to the user."""
 
 
-def make_chat_model(settings: Settings) -> BaseChatModel | None:
-    """``ChatOpenAI`` for the configured endpoint, or ``None`` for offline mode."""
-    if not settings.llm_configured:
-        return None
+def _chat_class() -> type[BaseChatModel]:
     from langchain_openai import ChatOpenAI
 
+    class EviGraphChat(ChatOpenAI):
+        """``ChatOpenAI`` plus EviGraph's per-endpoint policy (never sent to the server)."""
+
+        structured: str = "auto"
+        turn_deadline_s: float | None = None
+        breaker_cooldown_s: float = 60.0
+
+    return EviGraphChat
+
+
+_CHAT_CLASS: type[BaseChatModel] | None = None
+
+
+def make_chat_model(settings: Settings) -> BaseChatModel | None:
+    """``ChatOpenAI`` for the configured endpoint, or ``None`` for offline mode."""
+    global _CHAT_CLASS
+    if not settings.llm_configured:
+        return None
+    _CHAT_CLASS = _CHAT_CLASS or _chat_class()
+    base_url = local_base_url() if settings.llm_base_url == "local" else settings.llm_base_url
     key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else "not-needed"
-    return ChatOpenAI(
+    return _CHAT_CLASS(
         model=settings.llm_model,
-        base_url=settings.llm_base_url,
+        base_url=base_url,
         api_key=key,
         timeout=settings.llm_timeout_s,
         max_retries=settings.llm_max_retries,
         temperature=0,
+        structured=settings.llm_structured,
+        turn_deadline_s=settings.llm_turn_deadline_s,
+        breaker_cooldown_s=settings.llm_breaker_cooldown_s,
     )
+
+
+def local_base_url() -> str:
+    """``EVIGRAPH_LLM_BASE_URL=local``: the URL of the server ``evigraph llm serve`` started."""
+    from agent.errors import UserError
+    from agent.local_llm_server import running
+
+    info = running()
+    if info is None:
+        raise UserError(
+            "EVIGRAPH_LLM_BASE_URL=local but no local LLM server is running: start one with "
+            "`evigraph llm serve`, or unset EVIGRAPH_LLM_BASE_URL for offline mode."
+        )
+    return info.base_url
+
+
+def endpoint_of(model: BaseChatModel) -> str:
+    base = getattr(model, "openai_api_base", None) or type(model).__name__
+    return f"{base}|{getattr(model, 'model_name', '')}"
+
+
+def turn_deadline_seconds(model: BaseChatModel | None) -> float | None:
+    return getattr(model, "turn_deadline_s", None) if model is not None else None
 
 
 @dataclass
 class Usage:
-    """LLM calls and tokens of one consult turn (target: ≤ 4 calls for a one-round question)."""
+    """LLM calls and tokens of one step (target: ≤ 3 calls for a one-round question)."""
 
     calls: int = 0
     tokens: int = 0
     failures: list[str] = field(default_factory=list)
+    deadline: float | None = field(default_factory=current_deadline)
+    """The turn's shared deadline (monotonic), picked up inside a graph run."""
 
     def record(self, message: BaseMessage | None) -> None:
         self.calls += 1
@@ -62,8 +130,66 @@ def _messages(prompt: str) -> list[BaseMessage]:
 
 
 def _reason(exc: BaseException) -> str:
+    """One line about a failure, secrets masked (an error body may echo a key or a URL password)."""
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-    return f"{type(exc).__name__}: {text}"[:300]
+    return redact(f"{type(exc).__name__}: {text}")[:300]
+
+
+def limited(model: BaseChatModel, step: str) -> BaseChatModel:
+    """A copy of ``model`` with the step's ``max_tokens`` (models without the field are returned as is)."""
+    if "max_tokens" not in type(model).model_fields:
+        return model
+    return model.model_copy(update={"max_tokens": MAX_TOKENS.get(step, 400)})
+
+
+def endpoint_failure(exc: BaseException) -> bool:
+    """True for failures of the endpoint (network, timeout, HTTP 5xx/429, auth) — what the breaker counts;
+    False for a reply the model got wrong (prose where JSON was asked, a cut-off reply): the endpoint is
+    up and the next step may well succeed."""
+    import httpx
+    import openai
+
+    if isinstance(exc, (DeadlineExceeded, TimeoutError, httpx.HTTPError, openai.APIConnectionError)):
+        return True
+    if isinstance(exc, openai.APIStatusError):
+        return exc.status_code >= 500 or exc.status_code in (401, 403, 404, 429)
+    return False
+
+
+def guarded(
+    model: BaseChatModel,
+    usage: Usage,
+    fn: Callable[[], T],
+    output_error: Callable[[Exception], str] | None = None,
+) -> T:
+    """``fn()`` under the endpoint's circuit breaker and the turn's deadline; failures → LLMStepFailed.
+
+    ``output_error`` words a failure of the model's reply, not of the endpoint (``endpoint_failure``)."""
+    cooldown = float(getattr(model, "breaker_cooldown_s", 60.0) or 60.0)
+    breaker = breaker_for(endpoint_of(model), cooldown)
+    try:
+        breaker.check()
+    except BreakerOpen as exc:
+        usage.failures.append(str(exc))
+        raise LLMStepFailed(str(exc)) from exc
+    if usage.deadline is not None and usage.deadline <= time.monotonic():
+        reason = "skipped: the turn's LLM deadline has passed"
+        usage.failures.append(reason)
+        raise LLMStepFailed(reason)
+    try:
+        result = run_within(fn, usage.deadline)
+    except Exception as exc:  # network, HTTP status, timeout, unparseable reply: this step goes offline
+        usage.calls += 1
+        if endpoint_failure(exc):
+            reason = str(exc) if isinstance(exc, DeadlineExceeded) else _reason(exc)
+            breaker.failure(reason)
+        else:
+            breaker.success()
+            reason = output_error(exc) if output_error else _reason(exc)
+        usage.failures.append(reason)
+        raise LLMStepFailed(reason) from exc
+    breaker.success()
+    return result
 
 
 def _malformed_calls(message: BaseMessage | None) -> str:
@@ -72,63 +198,125 @@ def _malformed_calls(message: BaseMessage | None) -> str:
     return ", ".join(str(c.get("name") or "?") for c in invalid)
 
 
-def structured_call(model: BaseChatModel, schema: type[M], prompt: str, usage: Usage) -> M:
-    """Ask for a ``schema`` object through function calling; raise :class:`LLMStepFailed` on any failure."""
+def json_in_text(schema: type[M], text: str) -> M | None:
+    """``schema`` parsed from JSON in a reply's text (bare or in a Markdown fence), or ``None``.
+
+    Why: weak or tool-less models (Qwen-Coder on llama.cpp) answer a function call with fenced JSON."""
     try:
-        runnable = model.with_structured_output(schema, method="function_calling", include_raw=True)
-        out: dict[str, Any] = runnable.invoke(_messages(prompt))  # type: ignore[assignment]
-    except Exception as exc:  # network, HTTP status, timeout: all mean "this step goes offline"
-        usage.calls += 1
-        usage.failures.append(_reason(exc))
-        raise LLMStepFailed(_reason(exc)) from exc
+        data = parse_json_markdown(text)
+    except ValueError:
+        return None
+    if isinstance(data, dict) and "arguments" in data and isinstance(data["arguments"], dict):
+        data = data["arguments"]  # {"name": ..., "arguments": {...}} written out as text
+    try:
+        return schema.model_validate(data)
+    except ValidationError:
+        return None
+
+
+_probe_lock = threading.Lock()
+_probed: dict[str, StructuredMethod] = {}
+
+
+class _Probe(BaseModel):
+    answer: int
+
+
+def structured_method(model: BaseChatModel) -> StructuredMethod:
+    """The structured-output method for ``model``'s endpoint: the setting, or (``auto``) the probe's result.
+
+    The probe asks a tiny question once by function calling and, if that does not come back as a function
+    call, once by JSON schema; the first that parses is remembered for the process. When neither parses,
+    JSON schema is used (grammar-constrained servers are the ones that fail function calling)."""
+    mode = getattr(model, "structured", None)
+    if mode in ("function_calling", "json_schema"):
+        return mode
+    if mode != "auto":
+        return "function_calling"  # a model without the setting (scripted test models)
+    key = endpoint_of(model)
+    with _probe_lock:
+        if key not in _probed:
+            _probed[key] = _probe(model)
+        return _probed[key]
+
+
+def forget_probes() -> None:
+    with _probe_lock:
+        _probed.clear()
+
+
+def _probe(model: BaseChatModel) -> StructuredMethod:
+    prompt = "What is 2 + 3? Give the answer as the field `answer`."
+    for method in ("function_calling", "json_schema"):
+        try:
+            runnable = limited(model, "probe").with_structured_output(_Probe, method=method, include_raw=True)
+            out: dict[str, Any] = runnable.invoke(_messages(prompt))  # type: ignore[assignment]
+        except Exception:  # the endpoint rejects this method (or is down): try the next
+            continue
+        if isinstance(out.get("parsed"), _Probe):
+            return method
+    return "json_schema"
+
+
+def structured_call(model: BaseChatModel, schema: type[M], prompt: str, usage: Usage, step: str = "") -> M:
+    """Ask for a ``schema`` object; raise :class:`LLMStepFailed` on any failure."""
+    method = structured_method(model)
+    runnable = limited(model, step).with_structured_output(schema, method=method, include_raw=True)
+    how = "calling the function" if method == "function_calling" else "writing the requested JSON"
+
+    def wrong_reply(exc: Exception) -> str:  # the JSON-schema path raises while parsing the reply
+        return f"the model answered in text instead of {how} ({_reason(exc)[:120]})"
+
+    reply = guarded(model, usage, lambda: runnable.invoke(_messages(prompt)), wrong_reply)
+    out: dict[str, Any] = reply if isinstance(reply, dict) else {"parsed": reply}
     raw = out.get("raw")
     usage.record(raw if isinstance(raw, BaseMessage) else None)
     parsed = out.get("parsed")
     if isinstance(parsed, schema):
         return parsed
+    text = str(raw.content) if isinstance(raw, AIMessage) else ""
+    rescued = json_in_text(schema, text) if text else None
+    if rescued is not None:
+        return rescued
     error = out.get("parsing_error")
     malformed = _malformed_calls(raw)
     if malformed:
         reason = f"the model's function arguments were not valid JSON ({malformed})"
     elif isinstance(raw, AIMessage) and not raw.tool_calls and raw.content:
-        reason = "the model answered in text instead of calling the function (refusal or unstructured reply)"
+        reason = f"the model answered in text instead of {how} (refusal or unstructured reply)"
     else:
         reason = f"unparseable structured output ({_reason(error) if error else 'no result'})"
     usage.failures.append(reason)
     raise LLMStepFailed(reason)
 
 
-def text_call(model: BaseChatModel, prompt: str, usage: Usage, on_token: Any = None) -> str:
+def text_call(model: BaseChatModel, prompt: str, usage: Usage, on_token: Any = None, step: str = "") -> str:
     """Plain text completion, streamed token by token to ``on_token`` when given."""
-    try:
+    capped = limited(model, step) if step else model
+
+    def call() -> tuple[str, BaseMessage | None]:
         if on_token is None:
-            message = model.invoke(_messages(prompt))
-            usage.record(message)
-            return str(message.content)
+            message = capped.invoke(_messages(prompt))
+            return str(message.content), message
         chunks: list[str] = []
         last: BaseMessage | None = None
-        for chunk in model.stream(_messages(prompt)):
+        for chunk in capped.stream(_messages(prompt)):
             piece = str(chunk.content)
             if piece:
                 chunks.append(piece)
                 on_token(piece)
             last = chunk if getattr(chunk, "usage_metadata", None) else last
-        usage.record(last)
-        return "".join(chunks)
-    except Exception as exc:
-        usage.calls += 1
-        usage.failures.append(_reason(exc))
-        raise LLMStepFailed(_reason(exc)) from exc
+        return "".join(chunks), last
+
+    text, message = guarded(model, usage, call)
+    usage.record(message)
+    return text
 
 
 def tool_call_plan(model: BaseChatModel, tools: list[Any], prompt: str, usage: Usage) -> list[dict[str, Any]]:
     """Let the model choose tool calls; return ``[{name, args}]`` (possibly empty when it calls none)."""
-    try:
-        message = model.bind_tools(tools).invoke(_messages(prompt))
-    except Exception as exc:
-        usage.calls += 1
-        usage.failures.append(_reason(exc))
-        raise LLMStepFailed(_reason(exc)) from exc
+    bound = limited(model, "plan").bind_tools(tools)
+    message = guarded(model, usage, lambda: bound.invoke(_messages(prompt)))
     usage.record(message)
     calls = getattr(message, "tool_calls", None) or []
     malformed = _malformed_calls(message)
@@ -148,7 +336,9 @@ def topic_summariser(model: BaseChatModel, usage: Usage) -> Any:
         passages = "\n\n".join(u.text for u in units[:6])
         prompt = load_prompt("topic_summary").format(entity=entity_name, label=label, passages=passages)
         try:
-            return f"{entity_name} — {label}: " + text_call(model, prompt, usage).strip()[:600]
+            return (
+                f"{entity_name} — {label}: " + text_call(model, prompt, usage, step="summary").strip()[:600]
+            )
         except LLMStepFailed:
             return extractive_description(entity_name, label, units)
 

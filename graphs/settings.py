@@ -70,6 +70,17 @@ class Settings(BaseSettings):
     llm_model: str = "gpt-4o-mini"
     llm_timeout_s: float = 60.0
     llm_max_retries: int = 2
+    llm_structured: Literal["auto", "function_calling", "json_schema"] = Field(
+        default="auto",
+        description="How structured steps ask the LLM: function calling, JSON-schema response_format "
+        "(llama.cpp, vLLM, Ollama), or auto = probe the endpoint once per process and remember.",
+    )
+    llm_turn_deadline_s: float = Field(
+        default=180.0, description="All LLM calls of one consult turn share this deadline (seconds)."
+    )
+    llm_breaker_cooldown_s: float = Field(
+        default=60.0, description="After repeated endpoint failures, skip the LLM for this long (seconds)."
+    )
     llm_enabled: bool = Field(
         default=True, description="Set false to force the offline mode even when an LLM is configured."
     )

@@ -33,6 +33,7 @@ class Reply:
     arguments: str = ""
     status: int = 200
     delay_s: float = 0.0
+    finish: str = "stop"
 
 
 def tool_reply(name: str, args: dict[str, Any] | str) -> Reply:
@@ -139,12 +140,14 @@ def _completion(body: Body, replies: list[Reply]) -> Body:
         "object": "chat.completion",
         "created": int(time.time()),
         "model": model,
-        "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}],
+        "choices": [
+            {"index": 0, "message": message, "finish_reason": "tool_calls" if calls else replies[0].finish}
+        ],
         "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120},
     }
 
 
-def _sse_chunks(body: Body, text: str) -> Iterator[Body]:
+def _sse_chunks(body: Body, text: str, finish: str = "stop") -> Iterator[Body]:
     """The streamed form of a text reply: a role chunk, one chunk per word, the finish, then usage."""
     base = {
         "id": "chatcmpl-stub",
@@ -157,7 +160,7 @@ def _sse_chunks(body: Body, text: str) -> Iterator[Body]:
     for i, word in enumerate(words):
         piece = word if i == len(words) - 1 else word + " "
         yield {**base, "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}]}
-    yield {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
+    yield {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]}
     yield {
         **base,
         "choices": [],
@@ -199,7 +202,7 @@ def _handler(server: StubServer) -> type[BaseHTTPRequestHandler]:
                     self.send_response(200)
                     self.send_header("Content-Type", "text/event-stream")
                     self.end_headers()
-                    for chunk in _sse_chunks(body, first.content):
+                    for chunk in _sse_chunks(body, first.content, first.finish):
                         self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
                         self.wfile.flush()
                     self.wfile.write(b"data: [DONE]\n\n")

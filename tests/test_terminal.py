@@ -321,5 +321,6 @@ def test_eval_without_the_eval_extra_says_what_to_install(tmp_path: Path) -> Non
         text=True,
     )
     assert run.returncode == 2
-    assert "need the eval extra (matplotlib missing): pip install -e '.[eval]'" in " ".join(run.stderr.split())
+    said = " ".join(run.stderr.split())
+    assert "need the eval extra (matplotlib missing): pip install -e '.[eval]'" in said
     assert "Traceback" not in run.stderr + run.stdout

@@ -13,6 +13,7 @@ from rich.console import Console
 
 from agent.errors import user_errors
 from agent.frontends.cli_kb import kb_app
+from agent.frontends.cli_llm import llm_app
 from agent.frontends.cli_serve import serve, slack
 from agent.frontends.mcp_cli import mcp
 from agent.redact import install_log_redaction, redact_value, remember_secret
@@ -25,6 +26,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 app.add_typer(kb_app, name="kb")
+app.add_typer(llm_app, name="llm")
 
 
 @app.callback()

@@ -21,6 +21,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from agent.citations import ANSWER_OPTION, check_citations, citation_index
+from agent.compact_answer import compact_answer_prompt
 from agent.context import ConsultContext
 from agent.deps import ConsultDeps
 from agent.llm import LLMStepFailed, Usage, text_call
@@ -32,7 +33,7 @@ from agent.nodes.mcq import McqJudgement, judge_options, mcq_lines
 from agent.redact import redact
 from agent.state import ChainRec, ConsultState, DirectAnswerRec, EvidenceRec, Verdict
 from graphs.labels import specific_labels_asked
-from prompts import load_prompt, render_prompt
+from prompts import load_prompt
 
 SAFETY_NOTE = (
     "Decision support only: check the cited sources and apply clinical judgement; this is not a "
@@ -160,20 +161,14 @@ def llm_answer(
     evidence = state.get("evidence", [])
     chains = state.get("chains", [])[:10]
     task = state.get("task", "clinical")
-    prompt = render_prompt(
-        "answer",
-        condition=condition(task),
-        question=question_in_context(state),
-        evidence="\n".join(
-            f"[{e['id']}] ({e.get('label', '')}; {e.get('title', '')}) {e['text']}" for e in evidence
-        )
-        or "(none)",
-        chains="\n".join(f"[{c['id']}] {c['text']}" for c in chains) or "(none)",
-        verdict=f"completeness {state.get('verdict', {}).get('completeness', '?')}/10",
-        max_words=350,
-        task_rules=load_prompt("answer_mcq_rules") if task == "mcq" else "",
+    prompt = compact_answer_prompt(  # key sentences with ids, not whole passages (agent/compact_answer.py)
+        deps,
+        state,
+        condition(task),
+        question_in_context(state),
+        load_prompt("answer_mcq_rules") if task == "mcq" else "",
     )
-    raw = text_call(deps.llm, prompt, usage, on_token=lambda t: emit(runtime, "token", text=t))
+    raw = text_call(deps.llm, prompt, usage, on_token=lambda t: emit(runtime, "token", text=t), step="answer")
     retrieved = {e["id"] for e in evidence} | {c["id"] for c in chains}
     checked = check_citations(raw, retrieved)
     if not checked.claims and "insufficient evidence" not in checked.text.lower():

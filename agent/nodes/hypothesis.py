@@ -14,7 +14,8 @@ from pydantic import BaseModel, Field
 
 from agent.context import ConsultContext
 from agent.deps import ConsultDeps
-from agent.llm import LLMStepFailed, Usage, structured_call
+from agent.llm import LLMStepFailed, Usage, structured_call, turn_deadline_seconds
+from agent.llm_guard import start_turn_deadline
 from agent.nodes.common import emit, llm_on, question_in_context, step, usage_update
 from agent.state import ConsultState
 from prompts import load_prompt, render_prompt
@@ -42,6 +43,9 @@ def make_hypothesis(deps: ConsultDeps):  # type: ignore[no-untyped-def]
         if not llm_on(deps, runtime) or deps.llm is None:
             emit(runtime, "hypothesis", skipped=True)
             return {"trace": [step(state, "hypothesis", "skipped (offline mode)")]}
+        seconds = turn_deadline_seconds(deps.llm)
+        if seconds:  # the first LLM step of a turn starts the deadline every later LLM step shares
+            start_turn_deadline(seconds)
         usage = Usage()
         prompt = render_prompt(
             "hypothesis",
@@ -49,7 +53,7 @@ def make_hypothesis(deps: ConsultDeps):  # type: ignore[no-untyped-def]
             question=question_in_context(state),
         )
         try:
-            out = structured_call(deps.llm, HypothesisOutput, prompt, usage)
+            out = structured_call(deps.llm, HypothesisOutput, prompt, usage, step="hypothesis")
         except LLMStepFailed as exc:
             emit(runtime, "hypothesis", skipped=True, fallback=str(exc))
             return {

@@ -19,11 +19,11 @@ from typing import Any, Literal
 
 from langgraph.runtime import Runtime
 from langgraph.types import Command
-from pydantic import ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from agent.context import ConsultContext
 from agent.deps import ConsultDeps
-from agent.llm import LLMStepFailed, Usage, tool_call_plan
+from agent.llm import LLMStepFailed, Usage, structured_call, structured_method, tool_call_plan
 from agent.nodes.common import emit, llm_on, question_in_context, step, usage_update
 from agent.nodes.retrieval import fold_chains, fold_entities, fold_topics, walk_seeds
 from agent.state import ConsultState, ToolCallRec
@@ -35,6 +35,48 @@ from tools.reasoning_chain import ReasoningChainRequest, reasoning_chain, reason
 
 PLANNABLE = ("ner_link", "hypergraph_walk", "reasoning_chain")
 """evidence_rank always runs after the follow-up calls, so the planner does not need to ask for it."""
+
+
+class PlannedCall(BaseModel):
+    """One follow-up call in the JSON-schema form of planning (for endpoints without tool calling)."""
+
+    tool: Literal["ner_link", "hypergraph_walk", "reasoning_chain"]
+    entity_ids: list[str] = Field(default_factory=list, description="Entity ids from the linked list.")
+    labels: list[str] = Field(default_factory=list, description="Evidence labels to restrict a walk to.")
+    terms: list[str] = Field(default_factory=list, description="Terms to link (ner_link only).")
+
+
+class PlanOutput(BaseModel):
+    """The follow-up calls, most useful first."""
+
+    calls: list[PlannedCall] = Field(default_factory=list)
+
+
+def schema_plan(
+    deps: ConsultDeps, state: ConsultState, ctx: ConsultContext, prompt: str, usage: Usage
+) -> list[ToolCallRec]:
+    """Planning as one JSON-schema object (llama.cpp-style servers), turned into validated tool calls.
+
+    Why: a model that cannot call tools can still fill a small grammar-constrained form; entity ids it
+    invents are dropped here, so only entities this consult linked are walked."""
+    assert deps.llm is not None
+    out = structured_call(deps.llm, PlanOutput, prompt, usage, step="plan")
+    known = {e["id"] for e in state.get("entities", [])}
+    calls: list[ToolCallRec] = []
+    for c in out.calls[: ctx.max_tool_calls_per_round]:
+        ids = [i for i in c.entity_ids if i in known][:8]
+        if c.tool == "ner_link" and c.terms:
+            args: dict[str, Any] = {"texts": [state["question"]], "extra_terms": c.terms[:8], "n_m": ctx.n_m}
+        elif c.tool == "hypergraph_walk" and ids:
+            args = {"entity_ids": ids, "n_t": ctx.n_t, "mode": ctx.walk_mode, "seed": ctx.seed}
+            if c.labels:
+                args["labels"] = c.labels[:4]
+        elif c.tool == "reasoning_chain" and len(ids) >= 2:
+            args = {"entity_ids": ids, "k": min(4, ctx.k + 1)}
+        else:
+            continue
+        calls.append({"name": c.tool, "args": args, "why": "planned by the LLM"})
+    return calls
 
 
 def offline_plan(state: ConsultState, ctx: ConsultContext) -> list[ToolCallRec]:
@@ -151,8 +193,13 @@ def make_plan(deps: ConsultDeps):  # type: ignore[no-untyped-def]
             )
             tools = [ner_link_tool(deps.kb), hypergraph_walk_tool(deps.kb), reasoning_chain_tool(deps.kb)]
             try:
-                planned = tool_call_plan(deps.llm, tools, prompt, usage)
-                calls = [{"name": c["name"], "args": c["args"], "why": "planned by the LLM"} for c in planned]
+                if structured_method(deps.llm) == "json_schema":
+                    calls = schema_plan(deps, state, ctx, prompt, usage)
+                else:
+                    planned = tool_call_plan(deps.llm, tools, prompt, usage)
+                    calls = [
+                        {"name": c["name"], "args": c["args"], "why": "planned by the LLM"} for c in planned
+                    ]
             except LLMStepFailed as exc:
                 fallback = f"LLM planning failed ({exc}); used the offline planner"
                 calls = offline_plan(state, ctx)

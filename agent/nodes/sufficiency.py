@@ -32,6 +32,7 @@ from agent.nodes.common import emit, llm_on, question_in_context, step, usage_up
 from agent.nodes.focus import Focus, answering_passages, question_focus
 from agent.nodes.hypothesis import condition
 from agent.state import ConsultState, EntityRec, EvidenceRec, Verdict
+from agent.verdict_check import second_opinion
 from prompts import render_prompt
 
 MIN_RELEVANCE = 0.65
@@ -169,7 +170,7 @@ def _llm_verdict(deps: ConsultDeps, state: ConsultState, usage: Usage) -> Verdic
         evidence=evidence or "(none)",
         chains=chains,
     )
-    out = structured_call(deps.llm, LLMVerdict, prompt, usage)
+    out = structured_call(deps.llm, LLMVerdict, prompt, usage, step="verdict")
     sufficient = out.completeness > SUFFICIENT_AT
     reasons = [*out.reasons, *out.followups][:6]
     method = "llm"
@@ -178,7 +179,7 @@ def _llm_verdict(deps: ConsultDeps, state: ConsultState, usage: Usage) -> Verdic
         if overruled:
             sufficient, method = False, "llm, overruled by the evidence check"
             reasons.append(overruled)
-    return {
+    verdict: Verdict = {
         "sufficient": sufficient,
         "completeness": out.completeness,
         "missing_entities": out.missing_entities[:5],
@@ -187,6 +188,12 @@ def _llm_verdict(deps: ConsultDeps, state: ConsultState, usage: Usage) -> Verdic
         "reasons": reasons,
         "method": method,
     }
+    if sufficient:
+        return verdict
+    rule = rule_verdict(deps, state)  # second opinion on an "insufficient" (agent/verdict_check.py)
+    covered = [e["name"] for e in question_entities(state) if e["name"] not in rule["missing_entities"]]
+    top_text = " ".join(e["text"] for e in state.get("evidence", [])[:TOP_FOR_COVERAGE])
+    return second_opinion(verdict, rule, covered, top_text)
 
 
 def unrelated_evidence(deps: ConsultDeps, state: ConsultState) -> str:

@@ -1,0 +1,89 @@
+"""The compact answer prompt: the top evidence *sentences* with their ids, not whole passages.
+
+Why: the full answer prompt was ~2,400 tokens (12 passages + chains) — about 90 s of prompt processing for
+a 1.5B model on a busy CPU — and a weak model copied five sentences of a symptoms passage for a treatment
+question. Giving it the few sentences most similar to the question (each tagged with its passage id)
+makes the prompt ~4× shorter and puts the answer-bearing sentence first.
+
+The sentences are the ones the offline direct answer shows (``agent.nodes.key_sentences``: about the
+question's focus, aspect-aware, MMR-diverse). A question without a focus entity (an exam vignette, a
+question the KB cannot link) falls back to a plain selector here: sentence split + cosine to the question,
+at most two per passage.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import numpy as np
+
+from agent.deps import ConsultDeps
+from agent.nodes.focus import question_focus
+from agent.nodes.key_sentences import select_key_sentences
+from agent.state import ConsultState, EvidenceRec
+from prompts import render_prompt
+
+SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\"'])")
+MAX_SENTENCES = 8
+MAX_SENTENCE_CHARS = 320
+PASSAGES_CONSIDERED = 8
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences of a passage (a plain rule: end punctuation followed by a capital or digit)."""
+    flat = " ".join(text.split())
+    return [s.strip() for s in SENTENCE_END.split(flat) if len(s.strip()) >= 20]
+
+
+def key_sentences(
+    deps: ConsultDeps, question: str, evidence: list[EvidenceRec], limit: int = MAX_SENTENCES
+) -> list[tuple[str, str]]:
+    """``(evidence id, sentence)`` pairs: the sentences of the top passages most similar to the question,
+    at most two per passage so one long passage cannot fill the prompt."""
+    pairs = [(e["id"], s) for e in evidence[:PASSAGES_CONSIDERED] for s in split_sentences(e["text"])]
+    if not pairs:
+        return []
+    vecs = deps.kb.embed([question, *[s for _, s in pairs]])
+    sims = vecs[1:] @ vecs[0]
+    order = np.argsort(-sims, kind="stable")
+    chosen: list[tuple[str, str]] = []
+    per_passage: dict[str, int] = {}
+    for i in order:
+        eid, sentence = pairs[int(i)]
+        if per_passage.get(eid, 0) >= 2:
+            continue
+        per_passage[eid] = per_passage.get(eid, 0) + 1
+        chosen.append((eid, sentence[:MAX_SENTENCE_CHARS]))
+        if len(chosen) >= limit:
+            break
+    return chosen
+
+
+def answer_sentences(deps: ConsultDeps, state: ConsultState) -> list[tuple[str, str]]:
+    """The key sentences of the direct answer, or the plain selector's when the question has no focus."""
+    evidence = state.get("evidence", [])
+    picked = select_key_sentences(
+        deps.kb, state["question"], question_focus(deps.kb, state), evidence, MAX_SENTENCES
+    )
+    if picked:
+        return [(k.evidence_id, k.text[:MAX_SENTENCE_CHARS]) for k in picked]
+    return key_sentences(deps, state["question"], evidence)
+
+
+def compact_answer_prompt(
+    deps: ConsultDeps, state: ConsultState, condition: str, question: str, task_rules: str
+) -> str:
+    """The answer prompt built from key sentences and the top three chains."""
+    sentences = answer_sentences(deps, state)
+    chains = state.get("chains", [])[:3]
+    fields: dict[str, Any] = {
+        "condition": condition,
+        "question": question,
+        "sentences": "\n".join(f"[{eid}] {text}" for eid, text in sentences) or "(none)",
+        "chains": "\n".join(f"[{c['id']}] {c['text']}" for c in chains) or "(none)",
+        "verdict": f"completeness {state.get('verdict', {}).get('completeness', '?')}/10",
+        "max_words": 150,
+        "task_rules": task_rules,
+    }
+    return render_prompt("answer_compact", **fields)

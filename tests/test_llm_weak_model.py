@@ -1,0 +1,211 @@
+"""The LLM loop against a llama-server-like weak model (tests/llama_like.py), through the real ChatOpenAI.
+
+Each test pins one behaviour issue 14 asks for: structured output per endpoint (auto probe once per
+process), the rule check as a second opinion, no repeated planner calls, the compact answer prompt,
+max_tokens per call, ≤ 3 calls for a one-round question, prose and never-stopping models, the shared
+turn deadline and the circuit breaker.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+
+from agent.consult import Consultant, TurnResult
+from agent.llm import MAX_TOKENS, forget_probes
+from agent.llm_guard import reset_breakers
+from agent.verdict_check import second_opinion
+from graphs.kb import KnowledgeBase
+from graphs.settings import Settings
+from tests.llama_like import LlamaLike, schema_name, token_cap
+from tests.openai_stub import StubServer, error_reply, openai_stub, stall_reply, user_prompt
+
+GOUT_Q = "What is the treatment for gout?"
+
+
+@pytest.fixture()
+def stub() -> Iterator[StubServer]:
+    forget_probes()
+    reset_breakers()
+    with openai_stub() as server:
+        yield server
+    forget_probes()  # an ephemeral port may be reused by a later test's server: leave no state behind
+    reset_breakers()
+
+
+def consultant(stub: StubServer, kb: KnowledgeBase, root: Path, tmp: Path, **over: Any) -> Consultant:
+    values: dict[str, Any] = {
+        "kb_dir": root,
+        "data_dir": tmp,
+        "llm_base_url": stub.base_url,
+        "llm_api_key": "test",
+        "llm_model": "qwen-like",
+        "llm_timeout_s": 30.0,
+        "llm_max_retries": 0,
+        "llm_structured": "json_schema",
+        **over,
+    }
+    return Consultant(Settings(**values), kb=kb, checkpointer=InMemorySaver())
+
+
+def fallbacks(result: TurnResult) -> dict[str, str]:
+    return {s["step"]: s["fallback"] for s in result.trace if s.get("fallback")}
+
+
+def names(stub: StubServer) -> list[str]:
+    return ["answer" if r.get("stream") else schema_name(r) for r in stub.requests]
+
+
+def test_auto_probes_once_per_process_and_then_uses_json_schema(
+    stub: StubServer, slice_kb: KnowledgeBase, slice_kb_root: Path, tmp_path: Path
+) -> None:
+    stub.responder = LlamaLike()
+    first = consultant(stub, slice_kb, slice_kb_root, tmp_path, llm_structured="auto")
+    first.ask(GOUT_Q)
+    # function calling was tried once and came back as fenced JSON text; JSON schema parsed
+    assert names(stub)[:2] == ["_Probe", "_Probe"]
+    assert "tools" in stub.requests[0] and stub.requests[1]["response_format"]["type"] == "json_schema"
+    probes = len(stub.requests)
+    stub.requests.clear()
+    again = consultant(stub, slice_kb, slice_kb_root, tmp_path, llm_structured="auto")
+    result = again.ask(GOUT_Q)
+    assert "_Probe" not in names(stub) and probes > 2  # remembered for the endpoint, not asked again
+    structured = [r for r in stub.requests if not r.get("stream")]
+    assert structured and all(
+        "tools" not in r and r["response_format"]["type"] == "json_schema" for r in structured
+    )
+    assert "hypothesis" not in fallbacks(result) and "sufficiency" not in fallbacks(result)
+
+
+def test_function_calling_against_llama_like_server_reads_the_fenced_json(
+    stub: StubServer, slice_kb: KnowledgeBase, slice_kb_root: Path, tmp_path: Path
+) -> None:
+    stub.responder = LlamaLike(always_insufficient=False)
+    result = consultant(stub, slice_kb, slice_kb_root, tmp_path, llm_structured="function_calling").ask(
+        GOUT_Q
+    )
+    assert (
+        "tools" in stub.requests[0]
+        and stub.requests[0]["tool_choice"]["function"]["name"] == "HypothesisOutput"
+    )
+    hyp = next(s for s in result.trace if s["step"] == "hypothesis")
+    assert not hyp.get("fallback") and "treatment" in hyp["detail"]["search_terms"]
+    assert result.answer["verdict"]["method"] == "llm" and result.answer["verdict"]["completeness"] == 9
+
+
+def test_a_weak_insufficient_verdict_is_overruled_and_one_round_costs_three_calls(
+    stub: StubServer, slice_kb: KnowledgeBase, slice_kb_root: Path, tmp_path: Path
+) -> None:
+    stub.responder = LlamaLike()  # "insufficient 7/10", naming the question's own entities as missing
+    result = consultant(stub, slice_kb, slice_kb_root, tmp_path).ask(GOUT_Q)
+    assert names(stub) == ["HypothesisOutput", "LLMVerdict", "answer"] and result.llm_calls == 3
+    verdict = result.answer["verdict"]
+    assert verdict["sufficient"] and verdict["method"] == "llm, overruled by the rule check"
+    assert "already cover" in verdict["reasons"][-1] and result.answer["status"] == "answered"
+    assert result.answer["mode"] == "llm" and result.answer["claims"]
+
+
+def test_every_call_carries_its_max_tokens_and_the_answer_prompt_is_compact(
+    stub: StubServer, slice_kb: KnowledgeBase, slice_kb_root: Path, tmp_path: Path
+) -> None:
+    stub.responder = LlamaLike()
+    ask = consultant(stub, slice_kb, slice_kb_root, tmp_path)
+    result = ask.ask(GOUT_Q)
+    caps = [token_cap(r) for r in stub.requests]
+    assert caps == [MAX_TOKENS["hypothesis"], MAX_TOKENS["verdict"], MAX_TOKENS["answer"]]
+    answer_prompt = user_prompt(stub.requests[-1])
+    assert "Key evidence sentences" in answer_prompt
+    sentence_lines = [line for line in answer_prompt.splitlines() if line.startswith("[E:")]
+    assert 0 < len(sentence_lines) <= 8 and all(len(line) < 360 for line in sentence_lines)
+    # the old prompt quoted every ranked passage whole; the compact one quotes a few sentences of them
+    block = answer_prompt.split("Key evidence sentences", 1)[1].split("Knowledge-graph chains", 1)[0]
+    passages = ask.evidence_texts(result.answer["evidence_ids"])
+    assert len(block) < sum(len(t) for t in passages.values()) / 3
+
+
+def test_the_planner_never_repeats_a_call(
+    stub: StubServer, slice_kb: KnowledgeBase, slice_kb_root: Path, tmp_path: Path
+) -> None:
+    weak = LlamaLike()
+    stub.responder = weak
+    # A verdict naming an entity the evidence lacks keeps "insufficient", so the loop plans.
+    original = weak.arguments
+
+    def arguments(name: str, prompt: str) -> dict[str, Any]:
+        out = original(name, prompt)
+        if name == "LLMVerdict":
+            out["missing_entities"] = ["tetrodotoxin"]
+        return out
+
+    weak.arguments = arguments  # type: ignore[method-assign]
+    result = consultant(stub, slice_kb, slice_kb_root, tmp_path).ask(GOUT_Q)
+    plans = [s for s in result.trace if s["step"] == "plan"]
+    executed = [c for p in plans for c in p["detail"]["calls"]]
+    keys = [(c["name"], repr(sorted(c["args"].items()))) for c in executed]
+    assert len(keys) == len(set(keys))  # nothing executed twice
+    assert names(stub).count("PlanOutput") == 2  # the second plan only repeated the first: offline planner
+    assert "repeated" in plans[1]["fallback"]
+    assert result.answer["status"] == "insufficient" and result.trace[-1]["step"] == "answer"
+
+
+def test_a_model_that_answers_in_prose_falls_back_step_by_step(
+    stub: StubServer, slice_kb: KnowledgeBase, slice_kb_root: Path, tmp_path: Path
+) -> None:
+    stub.responder = LlamaLike(prose=True)
+    result = consultant(stub, slice_kb, slice_kb_root, tmp_path).ask(GOUT_Q)
+    found = fallbacks(result)
+    assert "answered in text instead of writing the requested JSON" in found["hypothesis"]
+    assert found["sufficiency"].startswith("LLM verdict failed (the model answered in text")
+    assert found["answer"].startswith("LLM answer failed (the answer had no claim with a valid citation)")
+    assert result.answer["mode"] == "offline" and result.answer["evidence_ids"]
+
+
+def test_a_model_that_never_stops_is_cut_at_max_tokens(
+    stub: StubServer, slice_kb: KnowledgeBase, slice_kb_root: Path, tmp_path: Path
+) -> None:
+    stub.responder = LlamaLike(never_stops=True)
+    result = consultant(stub, slice_kb, slice_kb_root, tmp_path).ask(GOUT_Q)
+    answer_request = next(r for r in stub.requests if r.get("stream"))
+    assert token_cap(answer_request) == MAX_TOKENS["answer"]
+    assert set(fallbacks(result)) == {"hypothesis", "sufficiency", "answer"}
+    assert result.answer["mode"] == "offline" and result.trace[-1]["step"] == "answer"
+
+
+def test_a_hung_endpoint_ends_at_the_turn_deadline_without_further_requests(
+    stub: StubServer, slice_kb: KnowledgeBase, slice_kb_root: Path, tmp_path: Path
+) -> None:
+    stub.responder = lambda body: stall_reply(30)
+    result = consultant(stub, slice_kb, slice_kb_root, tmp_path, llm_turn_deadline_s=1.0).ask(GOUT_Q)
+    found = fallbacks(result)
+    assert "deadline" in found["hypothesis"] and "deadline" in found["sufficiency"]
+    assert len(stub.requests) == 1  # later steps did not wait for the hung endpoint again
+    assert result.answer["mode"] == "offline" and result.answer["status"] == "answered"
+
+
+def test_the_circuit_breaker_skips_a_failing_endpoint(
+    stub: StubServer, slice_kb: KnowledgeBase, slice_kb_root: Path, tmp_path: Path
+) -> None:
+    stub.responder = lambda body: error_reply(500)
+    ask = consultant(stub, slice_kb, slice_kb_root, tmp_path, llm_breaker_cooldown_s=300.0)
+    first = ask.ask(GOUT_Q)
+    assert len(stub.requests) == 2  # hypothesis and verdict failed; the answer was skipped
+    assert "LLM skipped" in fallbacks(first)["answer"]
+    second = ask.ask("What are the symptoms of gout?")
+    assert len(stub.requests) == 2 and "LLM skipped" in fallbacks(second)["hypothesis"]
+    assert second.answer["mode"] == "offline" and second.answer["evidence_ids"]
+
+
+def test_second_opinion_keeps_a_gap_the_evidence_really_lacks() -> None:
+    llm: Any = {"sufficient": False, "completeness": 7, "missing_entities": ["febuxostat"], "reasons": []}
+    rule: Any = {"sufficient": True, "completeness": 9, "missing_entities": []}
+    assert second_opinion(llm, rule, ["gout"], "Colchicine treats gout flares.") is llm
+    covered: Any = {**llm, "missing_entities": ["Gout", "colchicine"]}
+    out = second_opinion(covered, rule, ["gout"], "Colchicine treats gout flares.")
+    assert out["sufficient"] and out["method"] == "llm, overruled by the rule check"
+    assert second_opinion(covered, {**rule, "sufficient": False}, ["gout"], "…") is covered
+    labelled: Any = {**covered, "missing_labels": ["treatment"]}
+    assert second_opinion(labelled, rule, ["gout"], "Colchicine treats gout flares.") is labelled
