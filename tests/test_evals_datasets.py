@@ -133,6 +133,7 @@ def test_every_dataset_has_a_loader_and_a_kb_plan() -> None:
     assert set(DATASETS) == {
         "bioasq-dev",
         "bioasq-test",
+        "bioasq-full",
         "bioasq-ci",
         "pubmedqa",
         "medquad-consumer",

@@ -101,7 +101,12 @@ def test_threads_follow_the_idle_cores() -> None:
 def fake_binary(cache: Path) -> Path:
     binary = server_path(cache)
     binary.parent.mkdir(parents=True, exist_ok=True)
-    binary.write_text(f"#!{sys.executable}\n" + FAKE_SERVER.read_text())
+    # The copy lives in the cache dir, so it must be told where the repository (its ``tests`` package) is.
+    relative = "sys.path.insert(0, str(Path(__file__).resolve().parent.parent))"
+    script = FAKE_SERVER.read_text()
+    assert relative in script
+    script = script.replace(relative, f"sys.path.insert(0, {str(FAKE_SERVER.parent.parent)!r})")
+    binary.write_text(f"#!{sys.executable}\n" + script)
     binary.chmod(0o755)
     return binary
 
