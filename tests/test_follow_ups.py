@@ -108,6 +108,19 @@ def test_a_follow_up_as_the_first_turn_ends_insufficient_and_says_what_to_do(
     assert "Traceback" not in result.answer["text"]
 
 
+def test_a_patient_case_saying_this_is_not_taken_for_a_follow_up(consultant: Consultant) -> None:
+    """A first-turn vignette ("How should this be treated?", "the patient") carries its own content: it must
+    keep its entities and get no "refers back" warning (the rule is for bare references like "Is it
+    contagious?")."""
+    case = (
+        "A 45-year-old man who drinks alcohol every day has pain in his liver and kidney area. "
+        "What should be done about this?"
+    )
+    result = consultant.ask(case)
+    assert UNRESOLVED_REFERENCE not in result.answer["warnings"]
+    assert state_of(consultant, result.consult_id)["turn_entity_ids"], "the case's own entities are kept"
+
+
 def test_its_side_effects_after_a_treatment_answer_carries_the_answers_drug(slice_kb: KnowledgeBase) -> None:
     """The previous answer's key entity: the drug on the chains it cited (here allopurinol for gout)."""
     gout: EntityRec = {

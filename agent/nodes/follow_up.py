@@ -49,6 +49,16 @@ def refers_back(question: str) -> bool:
     return bool(_REFERS_BACK.search(question))
 
 
+MAX_BARE_REFERENCE_WORDS = 12
+"""A question this short that refers back has nothing else to go on ("Is it contagious?"); a longer one —
+a patient case saying "How should this be treated?" or "the patient" — carries its own content."""
+
+
+def is_bare_reference(question: str) -> bool:
+    """Does the question only make sense after an earlier turn (short, and pointing back)?"""
+    return refers_back(question) and len(question.split()) <= MAX_BARE_REFERENCE_WORDS
+
+
 def asks_drug_aspect(question: str) -> bool:
     """Does the question ask about a drug's properties (side effects, dose, interactions)?"""
     return bool(_DRUG_ASPECT.search(question))

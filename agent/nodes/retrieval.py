@@ -22,10 +22,10 @@ from agent.nodes.follow_up import (
     consult_focus,
     focus_before,
     is_aspect_mention,
+    is_bare_reference,
     is_follow_up,
     key_entities,
     own_focus,
-    refers_back,
 )
 from agent.state import ChainRec, ConsultState, EntityRec, TopicRec
 from tools.hypergraph_walk import HypergraphWalkRequest, HypergraphWalkResult, hypergraph_walk
@@ -187,7 +187,7 @@ def make_ner_link(deps: ConsultDeps):  # type: ignore[no-untyped-def]
         turn_ids += [e["id"] for e in carried if e["id"] not in turn_ids]
         focus = [e["id"] for e in carried if e.get("method") != "follow_up"] or own_focus(asked)
         warnings = [*state.get("warnings", []), *result.warnings]
-        if not carried and not own_focus(asked) and refers_back(state["question"]):
+        if not carried and not own_focus(asked) and is_bare_reference(state["question"]):
             # "what are its side effects?" with nothing before it: searching from "side effects" alone would
             # answer about drug reactions in general; with no entity the turn ends insufficient instead.
             turn_ids = []
