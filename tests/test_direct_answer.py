@@ -162,3 +162,18 @@ def test_full_shows_every_passage_the_short_answer_leaves_out(consultant: Consul
     shown = {c for c in cited_ids(short["text"]) if c.startswith("E:")}
     shown_full = {c for c in cited_ids(full["text"]) if c.startswith("E:")}
     assert shown < shown_full and "`--full`" in short["text"] and "`--full`" not in full["text"]
+
+
+def test_an_exam_question_takes_its_focus_from_the_stem_and_facts_fit_their_heading(
+    consultant: Consultant,
+) -> None:
+    """The options are what is weighed, not the subject: the KG facts are about the stem's disease, and every
+    listed fact belongs to the one focus entity, in the one direction, that the heading names."""
+    question = (
+        "Which drug is first-line for type 2 diabetes? A) Metformin B) Ibuprofen C) Aspirin D) Warfarin"
+    )
+    answer = consultant.ask(question, task="mcq").answer
+    facts = answer["direct"]["facts"]
+    assert facts, answer["direct"]
+    assert {f["focus_id"] for f in facts} == {T2D}
+    assert METFORMIN in {f["entity_id"] for f in facts}

@@ -91,9 +91,18 @@ def facts_for(kb: KnowledgeBase, focus: Focus, evidence: list[EvidenceRec]) -> t
         rels = relations_for([label])
         facts = kg_facts(kb.store, [e["id"] for e in focus.entities], rels)
         if facts:
+            # One heading fits one focus entity in one direction ("Drugs the KG lists for gout" must not
+            # list what another focus entity, a drug, is indicated for): keep the best-supported pair.
             ranked = rank_facts(kb, facts, evidence)
-            direction = "out" if facts[0].focus_is_head else "in"
-            return fact_heading(ranked[0]["focus_name"], label, direction), ranked
+            head_of = {(f.focus_id, f.entity_id): f.focus_is_head for f in facts}
+            lead = ranked[0]
+            lead_head = head_of[(lead["focus_id"], lead["entity_id"])]
+            ranked = [
+                f
+                for f in ranked
+                if f["focus_id"] == lead["focus_id"] and head_of[(f["focus_id"], f["entity_id"])] == lead_head
+            ]
+            return fact_heading(lead["focus_name"], label, "out" if lead_head else "in"), ranked
     return "", []
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from agent.nodes.mcq_parse import parse_mcq
 from agent.state import ConsultState, EntityRec, EvidenceRec
 from graphs.kb import KnowledgeBase
 from graphs.labels import labels_asked, mentions_label, specific_labels_asked
@@ -63,6 +64,13 @@ def question_focus(kb: KnowledgeBase, state: ConsultState) -> Focus:
     turn_ids = set(state.get("turn_entity_ids", []))
     ents = [e for e in state.get("entities", []) if e["id"] in turn_ids and not e.get("negated")]
     focus = [e for e in ents if not is_aspect_word(e)]
+    question = state.get("question", "")
+    if state.get("task") == "mcq":
+        # An exam question is about its stem; the options are what is being weighed, not its subject
+        # (otherwise "Drugs the KG lists for Ibuprofen" heads the answer to a gout question).
+        stem = parse_mcq(question).stem.lower()
+        focus = [e for e in focus if str(e.get("surface") or e.get("name") or "").lower() in stem]
+        question = parse_mcq(question).stem
     known = kb.store.get_entities([e["id"] for e in focus])
     names: dict[str, list[str]] = {}
     for e in focus:
@@ -75,7 +83,7 @@ def question_focus(kb: KnowledgeBase, state: ConsultState) -> Focus:
         if all_names
         else None
     )
-    return Focus(focus, specific_labels_asked(state.get("question", "")), names, pattern)
+    return Focus(focus, specific_labels_asked(question), names, pattern)
 
 
 def sentences(text: str) -> list[tuple[int, int]]:
