@@ -337,6 +337,9 @@ def test_answers_judge_end_to_end_on_the_slice_kb(
         EVIGRAPH_LLM_ENABLED="true",
         EVIGRAPH_LLM_MODEL=MODEL,
         EVIGRAPH_LLM_MAX_RETRIES="0",
+        # The shipped slice of ../shared/data/eval (tests/fixtures/shared): the suite needs nothing outside
+        # the clone.
+        EVIGRAPH_SHARED_DATA_DIR=str(Path(__file__).parent / "fixtures" / "shared"),
     ):
         code = main(
             [
