@@ -27,7 +27,7 @@ from graphs.incremental import add_documents
 from graphs.kb import KnowledgeBase
 from graphs.kb_layout import KBError, current_build, scratch_dir
 from graphs.loaders import LoadError
-from tests.conftest import SLICE, slice_config
+from tests.conftest import SLICE, read_only, slice_config
 
 REPO = Path(__file__).resolve().parent.parent
 GOUT_DOC = json.loads((SLICE / "docs.jsonl").read_text(encoding="utf-8").splitlines()[0])
@@ -184,3 +184,16 @@ def test_a_killed_add_or_build_leaves_nothing_behind_after_the_next_run(kb_copy:
     add_documents(kb_copy, small)
     assert not list((kb_copy / "builds").glob(".tmp-*"))
     assert np.isfinite(np.load(current_build(kb_copy) / "vectors" / "evidence.npy")).all()
+
+
+def test_kb_add_on_a_really_read_only_kb_changes_nothing_and_leaves_no_temp_files(kb_copy: Path) -> None:
+    """The same promise as the injected-error test above, on a real read-only file system (a read-only bind
+    mount as root, permission bits otherwise): a clear KBError, the published build untouched."""
+    before = current_build(kb_copy)
+    path = _write_lines(kb_copy.parent / "ro.jsonl", json.dumps(_doc("ro-1", V2)).encode())
+    with read_only(kb_copy), pytest.raises(KBError) as error:
+        add_documents(kb_copy, path)
+    assert "Traceback" not in str(error.value)
+    assert not list((kb_copy / "builds").glob(".tmp-*"))
+    assert current_build(kb_copy) == before
+    KnowledgeBase.open(kb_copy).close()
