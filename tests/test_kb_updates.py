@@ -10,6 +10,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -197,3 +198,46 @@ def test_kb_add_on_a_really_read_only_kb_changes_nothing_and_leaves_no_temp_file
     assert not list((kb_copy / "builds").glob(".tmp-*"))
     assert current_build(kb_copy) == before
     KnowledgeBase.open(kb_copy).close()
+
+
+def _fill(directory: Path, leave_bytes: int) -> None:
+    """Fill the file system holding ``directory`` until only ``leave_bytes`` are free."""
+    stat = os.statvfs(directory)
+    free = stat.f_bavail * stat.f_frsize
+    with (directory / "filler").open("wb") as out:
+        out.truncate(0)
+        chunk = b"\0" * (1 << 20)
+        remaining = max(0, free - leave_bytes)
+        while remaining > 0:
+            remaining -= out.write(chunk[: min(len(chunk), remaining)])
+
+
+def test_kb_add_on_a_really_full_disk_changes_nothing_and_leaves_no_temp_files(
+    kb_copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As root, a real tmpfs filled to within 256 kB: ``kb add`` must copy the build and runs out of space for
+    real (ENOSPC). Without root no full disk can be made, so the same write fails by an injected ENOSPC."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    if os.geteuid() == 0:
+        size = sum(p.stat().st_size for p in kb_copy.rglob("*") if p.is_file()) + (8 << 20)
+        subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(disk)], check=True)
+    else:
+        monkeypatch.setattr(incremental, "save_adjacency", _partial_write_then(errno.ENOSPC))
+    try:
+        root = disk / "kb"
+        shutil.copytree(kb_copy, root, symlinks=True)
+        path = _write_lines(tmp_path / "full.jsonl", json.dumps(_doc("full-2", V2)).encode())
+        before = current_build(root)
+        if os.geteuid() == 0:
+            _fill(disk, leave_bytes=256 << 10)
+        with pytest.raises(KBError, match="is full") as error:
+            add_documents(root, path)
+        assert "Nothing was changed" in str(error.value)
+        assert not list((root / "builds").glob(".tmp-*"))
+        assert current_build(root) == before
+        (disk / "filler").unlink(missing_ok=True)
+        KnowledgeBase.open(root).close()
+    finally:
+        if os.geteuid() == 0:
+            subprocess.run(["umount", "--lazy", str(disk)], check=True)
