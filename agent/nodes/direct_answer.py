@@ -15,6 +15,9 @@ text starts with those lines, and the renderers may lay the fields out themselve
 
 from __future__ import annotations
 
+from dataclasses import asdict
+from typing import cast
+
 from agent.nodes.focus import Focus
 from agent.nodes.key_sentences import select_key_sentences
 from agent.state import ChainRec, ConsultState, DirectAnswerRec, EvidenceRec, KeySentenceRec, KGFactRec
@@ -152,15 +155,9 @@ def compose_direct_answer(
     shown = ranked[:MAX_FACTS]
     sentences: list[KeySentenceRec] = []
     if sufficient:
+        # KeySentence has exactly KeySentenceRec's fields: the record is the dataclass as a dict.
         sentences = [
-            {
-                "evidence_id": k.evidence_id,
-                "text": k.text,
-                "start": k.start,
-                "end": k.end,
-                "score": k.score,
-                "label": k.label,
-            }
+            cast(KeySentenceRec, asdict(k))
             for k in select_key_sentences(kb, state.get("question", ""), focus, evidence)
         ]
     lines: list[str] = []
