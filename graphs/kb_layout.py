@@ -315,6 +315,9 @@ def publish(root: Path, tmp_build: Path) -> Path:
     read_manifest(tmp_build)  # refuse to publish an incomplete build
     final = root / BUILDS / tmp_build.name.removeprefix(".tmp-")
     tmp_build.rename(final)
+    # The build's mtime is its publish time: pruning orders builds by it, and a copied build
+    # (copytree keeps the source's mtime) would otherwise tie with its source and prune at random.
+    os.utime(final)
     _fsync_dir(final.parent)
     link_tmp = root / f".{CURRENT}.tmp"
     with contextlib.suppress(FileNotFoundError):
@@ -331,7 +334,7 @@ def _prune(root: Path, keep: Path) -> None:
     holds a lease on (a running server keeps its build until it switches; a later publish prunes it)."""
     builds = sorted(
         (p for p in (root / BUILDS).iterdir() if p.is_dir() and not p.name.startswith(".")),
-        key=lambda p: p.stat().st_mtime,
+        key=lambda p: (p.stat().st_mtime_ns, p.name),
     )
     old = [p for p in builds if p != keep]
     for p in old[: max(0, len(old) - KEEP_PREVIOUS_BUILDS)]:
