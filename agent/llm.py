@@ -63,6 +63,8 @@ def _chat_class() -> type[BaseChatModel]:
 
 
 _CHAT_CLASS: type[BaseChatModel] | None = None
+# The turn deadline for `EVIGRAPH_LLM_BASE_URL=local` unless one is set explicitly.
+LOCAL_TURN_DEADLINE_S = 600.0
 
 
 def make_chat_model(settings: Settings) -> BaseChatModel | None:
@@ -71,7 +73,13 @@ def make_chat_model(settings: Settings) -> BaseChatModel | None:
     if not settings.llm_configured:
         return None
     _CHAT_CLASS = _CHAT_CLASS or _chat_class()
-    base_url = local_base_url() if settings.llm_base_url == "local" else settings.llm_base_url
+    local = settings.llm_base_url == "local"
+    base_url = local_base_url() if local else settings.llm_base_url
+    deadline = settings.llm_turn_deadline_s
+    if local and "llm_turn_deadline_s" not in settings.model_fields_set:
+        # A CPU-only 1.5B model makes ~5-10 tokens/s: three calls do not fit the default 180 s, and
+        # a turn that always ends at the deadline never shows the model's answer.
+        deadline = max(deadline, LOCAL_TURN_DEADLINE_S)
     key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else "not-needed"
     return _CHAT_CLASS(
         model=settings.llm_model,
@@ -81,7 +89,7 @@ def make_chat_model(settings: Settings) -> BaseChatModel | None:
         max_retries=settings.llm_max_retries,
         temperature=0,
         structured=settings.llm_structured,
-        turn_deadline_s=settings.llm_turn_deadline_s,
+        turn_deadline_s=deadline,
         breaker_cooldown_s=settings.llm_breaker_cooldown_s,
     )
 

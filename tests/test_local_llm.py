@@ -21,7 +21,14 @@ from typer.testing import CliRunner
 
 from agent.errors import UserError
 from agent.frontends.cli import app
-from agent.llm import Usage, forget_probes, make_chat_model, structured_call
+from agent.llm import (
+    LOCAL_TURN_DEADLINE_S,
+    Usage,
+    forget_probes,
+    make_chat_model,
+    structured_call,
+    turn_deadline_seconds,
+)
 from agent.local_llm import (
     MODEL_SHA256,
     PART_COUNT,
@@ -170,6 +177,10 @@ def test_serve_status_and_stop_through_the_cli(cache: Path) -> None:
     forget_probes()
     model = make_chat_model(Settings(llm_base_url="local", llm_structured="auto", llm_max_retries=0))
     assert model is not None
+    # a CPU model needs minutes for a turn: `local` gets the longer deadline unless one is set explicitly
+    assert turn_deadline_seconds(model) == LOCAL_TURN_DEADLINE_S > Settings().llm_turn_deadline_s
+    explicit = make_chat_model(Settings(llm_base_url="local", llm_turn_deadline_s=42))
+    assert turn_deadline_seconds(explicit) == 42
     out = structured_call(model, HypothesisOutput, 'Question:\n"""\nTreatment of gout?\n"""', Usage())
     assert out.search_terms and out.hypothesis
     stopped = runner.invoke(app, ["llm", "stop"])
