@@ -111,11 +111,18 @@ def run(per_set: int, seed: int, out: Path) -> dict[str, Any]:
                 }
             )
             print(json.dumps(rows[-1]), flush=True)
+            save(rows, per_set, seed, out, complete=False)  # a long run that is stopped keeps its rows
+    return save(rows, per_set, seed, out, complete=True)
+
+
+def save(rows: list[dict[str, Any]], per_set: int, seed: int, out: Path, complete: bool) -> dict[str, Any]:
     summary = summarise(rows)
     summary["load_average"] = [round(x, 2) for x in os.getloadavg()]
-    summary["per_set"], summary["seed"] = per_set, seed
+    summary["per_set"], summary["seed"], summary["complete"] = per_set, seed, complete
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({**summary, "rows": rows}, indent=2))
+    tmp = out.with_suffix(".tmp")
+    tmp.write_text(json.dumps({**summary, "rows": rows}, indent=2))
+    tmp.replace(out)
     return summary
 
 
