@@ -262,8 +262,11 @@ def test_an_uncovered_question_ends_insufficient_in_llm_mode(
         answer=[text_reply("Insufficient evidence: the knowledge base covers no carburetor repair.")],
     )
     result = consultant_for(stub, slice_kb, slice_kb_root, tmp_path).ask(carburetor)
-    assert result.answer["status"] == "insufficient" and result.answer["mode"] == "llm"
-    assert result.answer["text"].startswith("Insufficient evidence")
+    assert result.answer["status"] == "insufficient" and result.answer["mode"] == "offline"
+    assert (
+        "declined to answer" in result.answer["fallback"]
+        and "**Insufficient evidence**" in (result.answer["text"])
+    )
     assert all(not s["detail"]["sufficient"] for s in result.trace if s["step"] == "sufficiency")
 
 
