@@ -17,9 +17,8 @@ from typing import Any
 import pytest
 from slack_sdk import WebClient
 
-from agent.consult import Consultant
 from agent.errors import UserError
-from agent.frontends.slack_bot import make_slack_app, make_slack_server, slack_consult_id
+from agent.frontends.slack_bot import make_slack_app, slack_consult_id
 from agent.frontends.slack_stream import (
     STREAM_OPENING,
     STREAMING_ENV,
@@ -41,27 +40,13 @@ from tests.test_slack_bot import (
     SlackBot,
     event_body,
     offline_consultant,
+    start_bot,
 )
 
 api = test_slack_bot.api  # the fake without streaming (Slack answers unknown_method), as most workspaces
 
 ASKER = "UCLINICIAN"
 """The ``user`` of every event ``event_body`` builds: the stream's recipient."""
-
-
-def start_streaming_bot(api: FakeSlackApi, consultant: Consultant, streaming: str | None = None) -> SlackBot:
-    import threading
-
-    web = WebClient(token=TOKEN, base_url=api.base_url)
-    app = make_slack_app(consultant, TOKEN, SECRET, client=web, streaming=streaming)
-    server = make_slack_server(app, "127.0.0.1", 0)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-
-    def stop() -> None:
-        server.shutdown()
-        server.server_close()
-
-    return SlackBot(consultant, api, f"http://127.0.0.1:{server.server_address[1]}/slack/events", stop)
 
 
 @pytest.fixture()
@@ -79,7 +64,7 @@ def every_step_appends(monkeypatch: pytest.MonkeyPatch) -> None:
 def streaming_bot(
     streaming_api: FakeSlackApi, slice_kb: KnowledgeBase, slice_kb_root: Path, tmp_path: Path
 ) -> Iterator[SlackBot]:
-    running = start_streaming_bot(streaming_api, offline_consultant(slice_kb, slice_kb_root, tmp_path))
+    running = start_bot(streaming_api, offline_consultant(slice_kb, slice_kb_root, tmp_path))
     yield running
     running.stop()
 
@@ -138,7 +123,7 @@ def test_auto_falls_back_to_edits_where_slack_has_no_streaming_and_remembers_it(
     api: FakeSlackApi, slice_kb: KnowledgeBase, slice_kb_root: Path, tmp_path: Path
 ) -> None:
     assert not api.streaming  # the tests' default fake: chat.startStream answers unknown_method
-    bot = start_streaming_bot(api, offline_consultant(slice_kb, slice_kb_root, tmp_path), streaming="auto")
+    bot = start_bot(api, offline_consultant(slice_kb, slice_kb_root, tmp_path), streaming="auto")
     try:
         for ts in ("1700031000.000100", "1700031001.000100"):
             bot.post(event_body(f"<@{BOT_USER_ID}> {GOUT}", ts=ts))
@@ -156,9 +141,7 @@ def test_native_mode_keeps_trying_and_edits_mode_never_streams(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    native = start_streaming_bot(
-        api, offline_consultant(slice_kb, slice_kb_root, tmp_path), streaming="native"
-    )
+    native = start_bot(api, offline_consultant(slice_kb, slice_kb_root, tmp_path), streaming="native")
     try:
         for ts in ("1700032000.000100", "1700032001.000100"):
             native.post(event_body(f"<@{BOT_USER_ID}> {GOUT}", ts=ts))
@@ -168,7 +151,7 @@ def test_native_mode_keeps_trying_and_edits_mode_never_streams(
     assert len(api.calls_to("chat.startStream")) == 2
 
     monkeypatch.setenv(STREAMING_ENV, "edits")
-    edits = start_streaming_bot(streaming_api, offline_consultant(slice_kb, slice_kb_root, tmp_path / "e"))
+    edits = start_bot(streaming_api, offline_consultant(slice_kb, slice_kb_root, tmp_path / "e"))
     try:
         edits.post(event_body(f"<@{BOT_USER_ID}> {GOUT}", ts="1700032002.000100"))
         assert f"*{OFFLINE_LABEL}*" in block_text(
@@ -248,7 +231,7 @@ def test_an_llm_draft_streams_and_is_replaced_by_the_checked_answer(
     with openai_stub() as stub:
         stub.responder = router(answer=[answer_citing(draft)])
         consultant = consultant_for(stub, slice_kb, slice_kb_root, tmp_path)
-        bot = start_streaming_bot(streaming_api, consultant)
+        bot = start_bot(streaming_api, consultant)
         ts = "1700036000.000100"
         try:
             bot.post(event_body(f"<@{BOT_USER_ID}> {GOUT}", ts=ts))
@@ -281,3 +264,18 @@ def test_streamed_markdown_cannot_ping_link_or_carry_control_characters() -> Non
     for token in ("Use [", "E:1]", "(https://x.example) now"):  # a link split across tokens
         reply.add_draft(token)
     assert "](" not in reply.pending + stream_markdown(reply.draft)
+
+
+def test_a_bad_streaming_setting_stops_evigraph_slack_with_a_clear_error(
+    slice_kb_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from typer.testing import CliRunner
+
+    from agent.frontends.cli import app
+
+    monkeypatch.setenv("SLACK_BOT_TOKEN", TOKEN)
+    monkeypatch.setenv("SLACK_SIGNING_SECRET", SECRET)
+    monkeypatch.setenv(STREAMING_ENV, "stream-please")
+    result = CliRunner().invoke(app, ["slack", "--offline", "--kb-dir", str(slice_kb_root)])
+    assert result.exit_code == 2 and "EVIGRAPH_SLACK_STREAMING='stream-please' is not" in result.output
+    assert "Traceback" not in result.output

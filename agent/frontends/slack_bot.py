@@ -53,6 +53,7 @@ from agent.frontends.slack_stream import (
     StreamingChoice,
     deliver,
     start_native_reply,
+    streaming_mode,
     without_rate_limit_retries,
 )
 from agent.serving import evidence_texts, run_turn
@@ -249,6 +250,7 @@ def make_slack_app(
     ``signing_secret`` may be empty in Socket Mode, where no HTTP request comes in to be verified.
     ``streaming`` is auto, native or edits (default: ``EVIGRAPH_SLACK_STREAMING``, else auto).
     """
+    streaming = streaming_mode(streaming)  # a bad setting is reported before Slack is contacted
     web = with_rate_limit_retries(client or WebClient(token=token))
     app = App(client=web, signing_secret=signing_secret, name="evigraph")
     consults = SlackConsults(consultant, task=task, streaming=streaming)
