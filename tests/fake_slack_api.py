@@ -93,7 +93,7 @@ class FakeSlackApi:
         with self._lock:
             if self._limits.get(method, 0) > 0:
                 self._limits[method] -= 1
-                self.calls.append({"method": method, "args": args, "refused": True})
+                self.calls.append({"method": method, "args": args, "refused": True, "error": "ratelimited"})
                 return 429, {"ok": False, "error": "ratelimited"}
             error, times = self._failures.get(method, ("", 0))
             if times > 0:
@@ -102,10 +102,12 @@ class FakeSlackApi:
                 return 200, {"ok": False, "error": error}
             return None
 
-    def shown(self, channel: str, ts: str) -> dict[str, Any]:
-        """The message as it looks now (a copy): ``text``, ``blocks``, ``thread_ts``, ``streaming``."""
+    def thread(self, channel: str, thread_ts: str) -> list[dict[str, Any]]:
+        """What a thread shows now: a copy of every message the bot left in it (``text``, ``blocks``,
+        ``thread_ts``, ``streaming``), oldest first."""
         with self._lock:
-            return dict(self.messages[(channel, ts)])
+            kept = sorted((ts, m) for (c, ts), m in self.messages.items() if c == channel)
+            return [dict(m) for _, m in kept if m["thread_ts"] == thread_ts]
 
     def wait_for(self, predicate: Callable[[Call], bool], what: str) -> Call:
         """The first recorded call matching ``predicate``, polling until it comes (bounded)."""

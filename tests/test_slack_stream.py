@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
 
 from agent.errors import UserError
 from agent.frontends.slack_bot import make_slack_app, slack_consult_id
@@ -78,14 +79,8 @@ def block_text(blocks: list[dict[str, Any]] | None) -> str:
     return "\n".join(parts)
 
 
-def thread_messages(api: FakeSlackApi, channel: str, thread_ts: str) -> list[dict[str, Any]]:
-    """What the thread shows now: every message the bot left in it."""
-    with api._lock:
-        return [dict(m) for (c, _), m in api.messages.items() if c == channel and m["thread_ts"] == thread_ts]
-
-
 def answers_in(api: FakeSlackApi, channel: str, thread_ts: str) -> list[dict[str, Any]]:
-    return [m for m in thread_messages(api, channel, thread_ts) if OFFLINE_LABEL in block_text(m["blocks"])]
+    return [m for m in api.thread(channel, thread_ts) if OFFLINE_LABEL in block_text(m["blocks"])]
 
 
 def wait_finished(api: FakeSlackApi, method: str = "chat.stopStream") -> dict[str, Any]:
@@ -107,7 +102,7 @@ def test_native_streaming_shows_the_steps_as_they_run_then_the_answer_once(
     assert len(appends) >= 3 and all(a["args"]["ts"] == start["ts"] for a in appends)
     assert "- `turn 1 · task" in appends[0]["args"]["markdown_text"]  # the first step, as it ran
 
-    [shown] = thread_messages(api, CHANNEL, ts)
+    [shown] = api.thread(CHANNEL, ts)
     streamed = [a["args"]["markdown_text"] for a in appends] + [stop["args"].get("markdown_text") or ""]
     assert shown["text"] == STREAM_OPENING + "".join(streamed) and not shown["streaming"]
     answer = block_text(shown["blocks"])
@@ -177,7 +172,7 @@ def test_rate_limits_midway_are_waited_out_and_no_line_is_lost_or_doubled(
 
     [refused] = api.calls_to("chat.appendStream", refused=True)
     assert len(api.calls_to("chat.stopStream", refused=True)) == 2
-    [shown] = thread_messages(api, CHANNEL, ts)
+    [shown] = api.thread(CHANNEL, ts)
     assert shown["text"].count(refused["args"]["markdown_text"]) == 1  # sent later, once
     assert len(answers_in(api, CHANNEL, ts)) == 1 and not shown["streaming"]
     assert api.calls_to("chat.postMessage") == []
@@ -187,16 +182,18 @@ def test_a_stream_broken_midway_still_ends_in_the_answer_exactly_once(
     streaming_bot: SlackBot, every_step_appends: None
 ) -> None:
     api, ts = streaming_bot.api, "1700034000.000100"
-    api.fail("chat.appendStream", "internal_error", times=1000)
+    api.rate_limit("chat.appendStream", times=1)  # first rate-limited (kept for later) …
+    api.fail("chat.appendStream", "internal_error", times=1000)  # … then refused for good
     api.fail("chat.stopStream", "message_not_in_streaming_state", times=1000)
     streaming_bot.post(event_body(f"<@{BOT_USER_ID}> {GOUT}", ts=ts))
     update = wait_finished(api, "chat.update")
 
-    assert len(api.calls_to("chat.appendStream", refused=True)) == 1  # no more appends once it broke
+    refused = api.calls_to("chat.appendStream", refused=True)
+    assert [c["error"] for c in refused] == ["ratelimited", "internal_error"]  # none after it broke
     assert api.calls_to("chat.appendStream") == []
     [start] = api.calls_to("chat.startStream")
     assert update["args"]["ts"] == start["ts"]  # the streamed message is edited into the answer
-    [shown] = thread_messages(api, CHANNEL, ts)
+    [shown] = api.thread(CHANNEL, ts)
     assert f"*{OFFLINE_LABEL}*" in block_text(shown["blocks"]) and not shown["streaming"]
     assert api.calls_to("chat.postMessage") == []
     consult_id = slack_consult_id(TEAM_ID, CHANNEL, ts)
@@ -214,7 +211,7 @@ def test_a_stream_that_cannot_be_stopped_nor_edited_is_replaced_by_a_posted_answ
 
     [start] = api.calls_to("chat.startStream")
     assert deleted["args"]["ts"] == start["ts"]
-    [shown] = thread_messages(api, CHANNEL, ts)  # the stream is gone; the posted answer is what is left
+    [shown] = api.thread(CHANNEL, ts)  # the stream is gone; the posted answer is what is left
     assert f"*{OFFLINE_LABEL}*" in block_text(shown["blocks"]) and "Sorry" not in shown["text"]
     assert len(api.calls_to("chat.postMessage")) == 1
 
@@ -244,7 +241,7 @@ def test_an_llm_draft_streams_and_is_replaced_by_the_checked_answer(
     assert "Draft — citations not yet checked" in streamed and "Unicorn horn" in streamed  # live
     [stop] = streaming_api.calls_to("chat.stopStream")
     assert update["args"]["ts"] == stop["args"]["ts"] and update["args"]["blocks"] == stop["args"]["blocks"]
-    [shown] = thread_messages(streaming_api, CHANNEL, ts)
+    [shown] = streaming_api.thread(CHANNEL, ts)
     final = block_text(shown["blocks"]) + shown["text"]
     assert "NSAIDs treat gout attacks [1]" in final and "llm mode" in final
     assert "Unicorn horn" not in final and "1 unsupported claim(s) removed." in final
@@ -279,3 +276,33 @@ def test_a_bad_streaming_setting_stops_evigraph_slack_with_a_clear_error(
     result = CliRunner().invoke(app, ["slack", "--offline", "--kb-dir", str(slice_kb_root)])
     assert result.exit_code == 2 and "EVIGRAPH_SLACK_STREAMING='stream-please' is not" in result.output
     assert "Traceback" not in result.output
+
+
+def test_the_fake_streams_like_slack_for_slack_sdks_own_chat_stream_helper(
+    streaming_api: FakeSlackApi,
+) -> None:
+    """slack_sdk's ``ChatStream`` (buffered, markdown chunks) grows and stops a message in the fake as the
+    bot's raw calls do, and Slack's rules hold: recipients outside a DM, no append once stopped."""
+    client = WebClient(token=TOKEN, base_url=streaming_api.base_url)
+    with pytest.raises(SlackApiError, match="missing_recipient_team_id"):
+        client.chat_startStream(channel=CHANNEL, thread_ts="1700037000.000100", markdown_text="x")
+    stream = client.chat_stream(
+        channel=CHANNEL,
+        thread_ts="1700037000.000100",
+        recipient_team_id=TEAM_ID,
+        recipient_user_id=ASKER,
+        buffer_size=8,
+    )
+    stream.append(markdown_text="Gout is ")  # 8 characters: flushed, the stream starts
+    stream.append(markdown_text="treated")  # buffered
+    stream.stop(
+        markdown_text=" [1].", blocks=[{"type": "section", "text": {"type": "mrkdwn", "text": "end"}}]
+    )
+    [shown] = streaming_api.thread(CHANNEL, "1700037000.000100")
+    assert (
+        shown["text"] == "Gout is treated [1]."
+        and not shown["streaming"]
+        and block_text(shown["blocks"]) == "end"
+    )
+    with pytest.raises(SlackApiError, match="message_not_in_streaming_state"):
+        client.chat_appendStream(channel=CHANNEL, ts=str(stream.ts), markdown_text="more")
