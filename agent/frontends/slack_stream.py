@@ -30,7 +30,7 @@ import time
 from typing import Any
 
 from slack_sdk import WebClient
-from slack_sdk.errors import SlackApiError
+from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
 
 from agent.consult import Event
@@ -169,6 +169,10 @@ class NativeReply:
             self.broken = slack_error(exc) or str(exc)
             log.warning("Slack stream append refused (%s); the answer will be delivered at the end", exc)
             return
+        except SlackClientError as exc:  # refused before it was sent (e.g. a closed stream)
+            self.broken = str(exc)
+            log.warning("Slack stream append not sent (%s); the answer will be delivered at the end", exc)
+            return
         except OSError as exc:  # it may have landed: not resent, so nothing shows twice
             self.pending = self.pending[len(text) :]
             self.broken = str(exc)
@@ -185,7 +189,7 @@ class NativeReply:
             self.client.chat_stopStream(
                 channel=self.channel, ts=self.ts, markdown_text=closing or None, blocks=final
             )
-        except (SlackApiError, OSError) as exc:
+        except (SlackClientError, OSError) as exc:
             log.warning("could not finish the Slack stream (%s); delivering the answer another way", exc)
             deliver(self.client, self.channel, self.thread_ts, self.ts, text, final)
             return
