@@ -21,7 +21,7 @@ import numpy as np
 from agent.deps import ConsultDeps
 from agent.nodes.focus import question_focus
 from agent.nodes.key_sentences import select_key_sentences
-from agent.state import ConsultState, EvidenceRec
+from agent.state import ChainRec, ConsultState, EvidenceRec
 from prompts import render_prompt
 
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\"'])")
@@ -72,11 +72,16 @@ def answer_sentences(deps: ConsultDeps, state: ConsultState) -> list[tuple[str, 
 
 
 def compact_answer_prompt(
-    deps: ConsultDeps, state: ConsultState, condition: str, question: str, task_rules: str
+    deps: ConsultDeps,
+    state: ConsultState,
+    condition: str,
+    question: str,
+    task_rules: str,
+    chains: list[ChainRec] | None = None,
 ) -> str:
-    """The answer prompt built from key sentences and the top three chains."""
+    """The answer prompt built from key sentences and ``chains`` (default: the consult's top three)."""
     sentences = answer_sentences(deps, state)
-    chains = state.get("chains", [])[:3]
+    chains = state.get("chains", [])[:3] if chains is None else chains
     fields: dict[str, Any] = {
         "condition": condition,
         "question": question,

@@ -40,7 +40,7 @@ from prompts import load_prompt
 M = TypeVar("M", bound=BaseModel)
 T = TypeVar("T")
 StructuredMethod = Literal["function_calling", "json_schema"]
-MAX_TOKENS = {"hypothesis": 320, "verdict": 260, "plan": 260, "answer": 480, "summary": 160, "probe": 40}
+MAX_TOKENS = {"hypothesis": 320, "verdict": 400, "plan": 260, "answer": 480, "summary": 160, "probe": 40}
 """Per-step output caps: enough for the schema or a 350-word answer, and a bound on a model that never
 stops (at ~5 tokens/s on a busy CPU, 480 tokens is ~100 s)."""
 

@@ -51,6 +51,10 @@ class LlamaLike:
     prose: bool = False
     never_stops: bool = False
     always_insufficient: bool = True
+    declines: bool = False
+    """The answer says "Insufficient evidence" whatever the sentences say (seen on T2D first-line)."""
+    verbose_verdict: bool = False
+    """The verdict lists a dozen long "missing" items; only a bounded schema keeps it within its cap."""
 
     def __call__(self, body: Body) -> Reply:
         if self.never_stops:
@@ -66,13 +70,18 @@ class LlamaLike:
             return self.answer(prompt)
         args = self.arguments(name, prompt)
         if body.get("response_format"):
-            return text_reply(json.dumps(args))
+            schema = body["response_format"].get("json_schema", {}).get("schema", {})
+            text = json.dumps(bounded(args, schema))  # llama.cpp's grammar enforces the schema's bounds
+            cap = token_cap(body)
+            if cap is not None and len(text) // 4 > cap:  # ~4 characters a token: cut like the server
+                return Reply("text", content=text[: cap * 4], finish="length")
+            return text_reply(text)
         # tool_choice ignored, no tool-call tags: the arguments come back as fenced JSON text
         return text_reply(f"```json\n{json.dumps({'name': name, 'arguments': args})}\n```")
 
     def answer(self, prompt: str) -> Reply:
         ids = list(dict.fromkeys(EVIDENCE_ID.findall(prompt)))
-        if not ids:
+        if not ids or self.declines:
             return text_reply("Insufficient evidence: nothing was retrieved.")
         return text_reply(f"NSAIDs and colchicine treat gout flares [{ids[0]}].")
 
@@ -91,6 +100,10 @@ class LlamaLike:
             entities = ENTITY_LINE.search(prompt)
             named = [e.strip() for e in (entities.group(1) if entities else "").split(",") if e.strip()]
             score = 7 if self.always_insufficient else 9
+            if self.verbose_verdict:
+                filler = "a further specific detail the passages might perhaps also contain"
+                named = [f"{n} {filler} {i}" for i in range(12) for n in named[:1] or ["gout"]]
+                return {"completeness": score, "missing_entities": named, "reasons": [filler * 3] * 5}
             return {"completeness": score, "missing_entities": named, "reasons": ["more detail needed"]}
         if name == "PlanOutput" or name == "tools":
             linked = LINKED_LINE.search(prompt)
@@ -101,3 +114,16 @@ class LlamaLike:
         if name == "_Probe":
             return {"answer": 5}
         return {}
+
+
+def bounded(value: Any, schema: dict[str, Any]) -> Any:
+    """``value`` cut to the schema's ``maxItems``/``maxLength``, as a grammar-constrained server writes it."""
+    if isinstance(value, dict):
+        props = schema.get("properties", {})
+        return {k: bounded(v, props.get(k, {})) for k, v in value.items()}
+    if isinstance(value, list):
+        items = value[: schema.get("maxItems", len(value))]
+        return [bounded(v, schema.get("items", {})) for v in items]
+    if isinstance(value, str) and "maxLength" in schema:
+        return value[: schema["maxLength"]]
+    return value

@@ -8,6 +8,7 @@ turn deadline and the circuit breaker.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -107,6 +108,49 @@ def test_a_weak_insufficient_verdict_is_overruled_and_one_round_costs_three_call
     assert verdict["sufficient"] and verdict["method"] == "llm, overruled by the rule check"
     assert "already cover" in verdict["reasons"][-1] and result.answer["status"] == "answered"
     assert result.answer["mode"] == "llm" and result.answer["claims"]
+
+
+def test_a_verbose_verdict_is_bounded_by_its_schema_and_not_cut_at_its_cap(
+    stub: StubServer, slice_kb: KnowledgeBase, slice_kb_root: Path, tmp_path: Path
+) -> None:
+    # A real 1.5B model listed "missing" items until max_tokens cut its JSON: every verdict fell back.
+    stub.responder = LlamaLike(verbose_verdict=True, always_insufficient=False)
+    result = consultant(stub, slice_kb, slice_kb_root, tmp_path).ask(GOUT_Q)
+    schema = next(r for r in stub.requests if schema_name(r) == "LLMVerdict")["response_format"]
+    props = schema["json_schema"]["schema"]["properties"]
+    assert props["missing_entities"]["maxItems"] == 4 and props["reasons"]["items"]["maxLength"] == 80
+    assert "sufficiency" not in fallbacks(result) and result.answer["verdict"]["method"].startswith("llm")
+    assert len(result.answer["verdict"]["missing_entities"]) <= 4
+    unbounded = LlamaLike(verbose_verdict=True).arguments("LLMVerdict", "Entities linked so far: Gout")
+    assert len(json.dumps(unbounded)) // 4 > MAX_TOKENS["verdict"]  # without the bounds it would be cut
+
+
+def test_a_model_that_declines_despite_answering_evidence_falls_back_to_the_cited_evidence(
+    stub: StubServer, slice_kb: KnowledgeBase, slice_kb_root: Path, tmp_path: Path
+) -> None:
+    stub.responder = LlamaLike(declines=True, always_insufficient=False)
+    result = consultant(stub, slice_kb, slice_kb_root, tmp_path).ask(GOUT_Q)
+    assert result.answer["verdict"]["sufficient"]
+    # never "answered" above a text that says "Insufficient evidence": the calibrated extract instead
+    assert result.answer["mode"] == "offline" and result.answer["status"] == "answered"
+    assert "declined to answer" in fallbacks(result)["answer"]
+    assert "insufficient evidence" not in result.answer["text"].lower()
+
+
+def test_the_answer_prompt_leads_with_the_kg_facts_for_the_asked_relation(
+    stub: StubServer, slice_kb: KnowledgeBase, slice_kb_root: Path, tmp_path: Path
+) -> None:
+    stub.responder = LlamaLike(always_insufficient=False)
+    offline = Consultant(
+        Settings(kb_dir=slice_kb_root, data_dir=tmp_path / "off"), kb=slice_kb, checkpointer=InMemorySaver()
+    ).ask(GOUT_Q)
+    facts = list(dict.fromkeys(c for f in offline.answer["direct"]["facts"] for c in f["chain_ids"]))
+    assert facts, offline.answer["direct"]
+    result = consultant(stub, slice_kb, slice_kb_root, tmp_path).ask(GOUT_Q)
+    chains_block = user_prompt(stub.requests[-1]).split("Knowledge-graph chains", 1)[1]
+    listed = [line.split("]")[0].lstrip("[") for line in chains_block.splitlines() if line.startswith("[C:")]
+    assert set(listed[: len(facts)]) == set(facts)  # the facts first, then the consult's top chains
+    assert set(facts) <= set(result.answer["chain_ids"])  # and citable in the answer
 
 
 def test_every_call_carries_its_max_tokens_and_the_answer_prompt_is_compact(

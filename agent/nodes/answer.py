@@ -155,11 +155,20 @@ def insufficient_line(verdict: Verdict) -> str:
 
 
 def llm_answer(
-    deps: ConsultDeps, state: ConsultState, runtime: Runtime[ConsultContext], usage: Usage
+    deps: ConsultDeps,
+    state: ConsultState,
+    runtime: Runtime[ConsultContext],
+    usage: Usage,
+    fact_chains: list[ChainRec],
 ) -> dict[str, Any]:
+    """The model's cited answer; ``LLMStepFailed`` when it cites nothing retrieved, or when it declines
+    ("insufficient evidence") although the calibrated check found answering passages — a weak model's
+    refusal must not be shown as the turn's answer under an "answered" status."""
     assert deps.llm is not None
     evidence = state.get("evidence", [])
-    chains = state.get("chains", [])[:10]
+    # The KG facts for the asked relation come first: they are what a treatment question needs, and a
+    # real 1.5B model given only passage sentences declined to name metformin for type 2 diabetes.
+    chains = list({c["id"]: c for c in [*fact_chains, *state.get("chains", [])[:10]]}.values())
     task = state.get("task", "clinical")
     prompt = compact_answer_prompt(  # key sentences with ids, not whole passages (agent/compact_answer.py)
         deps,
@@ -167,12 +176,18 @@ def llm_answer(
         condition(task),
         question_in_context(state),
         load_prompt("answer_mcq_rules") if task == "mcq" else "",
+        chains=chains[: len(fact_chains) + 3],
     )
     raw = text_call(deps.llm, prompt, usage, on_token=lambda t: emit(runtime, "token", text=t), step="answer")
     retrieved = {e["id"] for e in evidence} | {c["id"] for c in chains}
     checked = check_citations(raw, retrieved)
-    if not checked.claims and "insufficient evidence" not in checked.text.lower():
+    declined = "insufficient evidence" in checked.text.lower()
+    if not checked.claims and not declined:
         raise LLMStepFailed("the answer had no claim with a valid citation")
+    if not checked.claims and state.get("verdict", {}).get("sufficient"):
+        raise LLMStepFailed(
+            "the model declined to answer although the sufficiency check found passages that answer"
+        )
     option = ANSWER_OPTION.search(checked.text)
     return {
         "text": checked.text,
@@ -190,19 +205,18 @@ def make_answer(deps: ConsultDeps):  # type: ignore[no-untyped-def]
         verdict = state.get("verdict", {})
         fallback = ""
         payload: dict[str, Any] | None = None
+        # The direct answer's KG facts for the asked relation: shown offline, given to the model first.
+        direct, new_chains, supporting = offline_direct(deps, state)
         if llm_on(deps, runtime) and evidence:
             try:
-                payload = {"mode": "llm", **llm_answer(deps, state, runtime, usage)}
+                payload = {"mode": "llm", **llm_answer(deps, state, runtime, usage, new_chains)}
                 if not verdict.get("sufficient") and "insufficient evidence" not in payload["text"].lower():
                     payload["text"] = insufficient_line(verdict) + "\n\n" + payload["text"]
             except LLMStepFailed as exc:
                 # Redacted before it enters the answer, its turn and the store (an error body may echo a key).
                 fallback = redact(f"LLM answer failed ({exc}); showing the retrieved evidence instead")
-        direct: DirectAnswerRec | None = None
-        new_chains: list[ChainRec] = []
         if payload is None:
             mcq = judge_options(deps, state["question"]) if state.get("task") == "mcq" else None
-            direct, new_chains, supporting = offline_direct(deps, state)
             full = bool(runtime.context.extra.get("full"))
             payload = {
                 "mode": "offline",

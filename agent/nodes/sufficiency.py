@@ -19,11 +19,11 @@ is kept for display and for the planner's loop; it is ≥ 7 whenever the verdict
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Any, Literal
 
 from langgraph.runtime import Runtime
 from langgraph.types import Command
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, StringConstraints, model_validator
 
 from agent.context import ConsultContext
 from agent.deps import ConsultDeps
@@ -46,15 +46,46 @@ SUFFICIENT_AT = 7.0
 TOP_FOR_COVERAGE = 8
 
 
+ShortText = Annotated[str, StringConstraints(max_length=80)]
+
+
+# The lists and their items are bounded in the JSON schema (maxItems/maxLength): a grammar-constrained
+# server (llama.cpp) then cannot write a verdict longer than its max_tokens — a real 1.5B model listed
+# missing items until the cap cut its JSON, and the verdict fell back to the rule. A model that ignores
+# the schema (function calling) is cut to the same bounds before validation. (The class docstring is
+# sent to the model as the schema's description, so the why lives here.)
 class LLMVerdict(BaseModel):
     """The model's rating of the evidence (seed 000 §7.1 scale)."""
 
     completeness: float = Field(ge=0, le=10, description="0 = nothing relevant … 10 = everything needed.")
-    missing_entities: list[str] = Field(default_factory=list, description="Entities the evidence lacks.")
-    missing_relations: list[str] = Field(default_factory=list, description="Relation types lacking.")
-    missing_labels: list[str] = Field(default_factory=list, description="Evidence labels lacking.")
-    followups: list[str] = Field(default_factory=list, description="At most three follow-up search requests.")
-    reasons: list[str] = Field(default_factory=list, description="Why, in a sentence or two.")
+    missing_entities: list[ShortText] = Field(
+        default_factory=list, max_length=4, description="Entities the evidence lacks."
+    )
+    missing_relations: list[ShortText] = Field(
+        default_factory=list, max_length=3, description="Relation types lacking."
+    )
+    missing_labels: list[ShortText] = Field(
+        default_factory=list, max_length=3, description="Evidence labels lacking."
+    )
+    followups: list[ShortText] = Field(
+        default_factory=list, max_length=3, description="At most three follow-up search requests."
+    )
+    reasons: list[ShortText] = Field(
+        default_factory=list, max_length=2, description="Why, in a sentence or two."
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _cut_to_bounds(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        cut = dict(data)
+        for name, field in cls.model_fields.items():
+            value = cut.get(name)
+            limit = next((m.max_length for m in field.metadata if hasattr(m, "max_length")), None)
+            if isinstance(value, list) and limit is not None:
+                cut[name] = [str(v)[:80] if isinstance(v, str) else v for v in value[:limit]]
+        return cut
 
 
 def question_entities(state: ConsultState) -> list[EntityRec]:
