@@ -105,6 +105,11 @@ class Settings(BaseSettings):
             "SLACK_SIGNING_SECRET", "EVIGRAPH_SLACK_SIGNING_SECRET", "slack_signing_secret"
         ),
     )
+    slack_streaming: str = Field(
+        default="auto",
+        description="How `evigraph slack` shows progress and the answer: auto (Slack's native chat streaming "
+        "where the workspace has it, else an edited reply), native, or edits.",
+    )
 
     @cached_property
     def kb_root(self) -> Path:

@@ -3,8 +3,16 @@
 It answers what the bot uses (``auth.test``, ``chat.postMessage``, ``chat.update``, ``chat.delete``), accepts
 JSON and form-encoded bodies as slack_sdk sends both, checks the bearer token as Slack does, and records
 every call. ``rate_limit(method, times)`` makes the next calls of a method fail as Slack's rate limiter does
-(HTTP 429, ``Retry-After``, ``{"ok": false, "error": "ratelimited"}``); those calls are recorded with
+(HTTP 429, ``Retry-After``, ``{"ok": false, "error": "ratelimited"}``) and ``fail(method, error, times)`` as
+Slack refuses a call (HTTP 200, ``{"ok": false, "error": …}``); those calls are recorded with
 ``"refused": True``.
+
+Native chat streaming (``chat.startStream`` / ``appendStream`` / ``stopStream``) exists only when the fake is
+made with ``streaming=True`` (a workspace with Slack's Agents & AI Apps feature); otherwise those methods
+answer ``unknown_method``. It keeps every message it posted in :attr:`messages`: a stream is a thread reply
+(``thread_ts`` required), needs its recipient outside a DM, grows with each ``markdown_text`` (or markdown
+chunks, as slack_sdk's ``ChatStream`` sends) while its ``streaming`` flag is on, takes its closing blocks at
+the stop, and refuses appends once stopped (``message_not_in_streaming_state``), as Slack does.
 Listeners run after bolt's ack in a thread pool, so tests poll the recorded calls with a bounded wait.
 """
 
@@ -32,8 +40,13 @@ Call = dict[str, Any]
 class FakeSlackApi:
     """Records every Web API call (method, args, the ts a posted message got) and answers like Slack."""
 
-    def __init__(self, token: str, app_token: str = "", socket_url: str = "") -> None:
+    def __init__(
+        self, token: str, app_token: str = "", socket_url: str = "", streaming: bool = False
+    ) -> None:
         self.token = token
+        self.streaming = streaming
+        self.messages: dict[tuple[str, str], dict[str, Any]] = {}
+        """What each posted message shows now, by (channel, ts): text, blocks, thread_ts, streaming."""
         self.app_token = app_token
         self.socket_url = socket_url
         """What ``apps.connections.open`` answers (Socket Mode), called with ``app_token``."""
@@ -41,6 +54,8 @@ class FakeSlackApi:
         self._lock = threading.Lock()
         self._next_ts = 1_700_000_000_000_000
         self._limits: dict[str, int] = {}
+        self._retry_after: dict[str, int] = {}
+        self._failures: dict[str, tuple[str, int]] = {}
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self.server.daemon_threads = True
         self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
@@ -61,19 +76,38 @@ class FakeSlackApi:
         with self._lock:
             return [c for c in self.calls if c["method"] == method and c.get("refused", False) == refused]
 
-    def rate_limit(self, method: str, times: int) -> None:
-        """Refuse the next ``times`` calls of ``method`` with HTTP 429 and ``Retry-After: 0``."""
+    def rate_limit(self, method: str, times: int, retry_after: int = 0) -> None:
+        """Refuse the next ``times`` calls of ``method`` with HTTP 429 and ``Retry-After: retry_after``."""
         with self._lock:
             self._limits[method] = times
+            self._retry_after[method] = retry_after
 
-    def refuse(self, method: str, args: dict[str, Any]) -> bool:
-        """True (and the call recorded as refused) while ``method`` is rate-limited."""
+    def fail(self, method: str, error: str, times: int = 1) -> None:
+        """Answer the next ``times`` calls of ``method`` with ``{"ok": false, "error": error}``."""
         with self._lock:
-            if self._limits.get(method, 0) <= 0:
-                return False
-            self._limits[method] -= 1
-            self.calls.append({"method": method, "args": args, "refused": True})
-            return True
+            self._failures[method] = (error, times)
+
+    def refuse(self, method: str, args: dict[str, Any]) -> tuple[int, dict[str, Any]] | None:
+        """The refusal (HTTP status, body) while ``method`` is rate-limited or failing; the call is recorded
+        as refused."""
+        with self._lock:
+            if self._limits.get(method, 0) > 0:
+                self._limits[method] -= 1
+                self.calls.append({"method": method, "args": args, "refused": True, "error": "ratelimited"})
+                return 429, {"ok": False, "error": "ratelimited"}
+            error, times = self._failures.get(method, ("", 0))
+            if times > 0:
+                self._failures[method] = (error, times - 1)
+                self.calls.append({"method": method, "args": args, "refused": True, "error": error})
+                return 200, {"ok": False, "error": error}
+            return None
+
+    def thread(self, channel: str, thread_ts: str) -> list[dict[str, Any]]:
+        """What a thread shows now: a copy of every message the bot left in it (``text``, ``blocks``,
+        ``thread_ts``, ``streaming``), oldest first."""
+        with self._lock:
+            kept = sorted((ts, m) for (c, ts), m in self.messages.items() if c == channel)
+            return [dict(m) for _, m in kept if m["thread_ts"] == thread_ts]
 
     def wait_for(self, predicate: Callable[[Call], bool], what: str) -> Call:
         """The first recorded call matching ``predicate``, polling until it comes (bounded)."""
@@ -112,6 +146,7 @@ class FakeSlackApi:
                 "is_enterprise_install": False,
             }
         if method == "chat.postMessage":
+            self._keep(args, ts, str(args.get("text", "")), args.get("blocks"), streaming=False)
             return {
                 "ok": True,
                 "channel": args.get("channel"),
@@ -119,6 +154,10 @@ class FakeSlackApi:
                 "message": {"text": args.get("text")},
             }
         if method == "chat.update":
+            with self._lock:
+                message = self.messages.get((str(args.get("channel")), str(args.get("ts"))))
+                if message is not None:  # an edit replaces what the message shows, and ends a stream
+                    message.update(text=str(args.get("text", "")), blocks=args.get("blocks"), streaming=False)
             return {
                 "ok": True,
                 "channel": args.get("channel"),
@@ -126,10 +165,54 @@ class FakeSlackApi:
                 "text": args.get("text"),
             }
         if method == "chat.delete":
+            with self._lock:
+                self.messages.pop((str(args.get("channel")), str(args.get("ts"))), None)
             return {"ok": True, "channel": args.get("channel"), "ts": args.get("ts")}
+        if method in ("chat.startStream", "chat.appendStream", "chat.stopStream"):
+            return (
+                self._stream(method, args, ts) if self.streaming else {"ok": False, "error": "unknown_method"}
+            )
         if method in ("assistant.threads.setStatus", "assistant.threads.setSuggestedPrompts"):
             return {"ok": True}
         return {"ok": False, "error": "unknown_method"}
+
+    def _keep(self, args: dict[str, Any], ts: str, text: str, blocks: Any, streaming: bool) -> None:
+        with self._lock:
+            self.messages[(str(args.get("channel")), ts)] = {
+                "text": text,
+                "blocks": blocks,
+                "thread_ts": args.get("thread_ts"),
+                "streaming": streaming,
+            }
+
+    def _stream(self, method: str, args: dict[str, Any], ts: str) -> dict[str, Any]:
+        """Slack's streaming methods: start a thread reply, grow it, stop it with its closing blocks."""
+        channel = str(args.get("channel") or "")
+        if not channel:
+            return {"ok": False, "error": "channel_not_found"}
+        if method == "chat.startStream":
+            if not args.get("thread_ts"):
+                return {"ok": False, "error": "invalid_arguments"}  # streams are replies in a thread
+            if not channel.startswith("D"):  # outside a DM Slack needs to know whom the stream is for
+                for field in ("recipient_team_id", "recipient_user_id"):
+                    if not args.get(field):
+                        return {"ok": False, "error": f"missing_{field}"}
+            self._keep(args, ts, stream_text(args), None, streaming=True)
+            return {"ok": True, "channel": channel, "ts": ts}
+        with self._lock:
+            message = self.messages.get((channel, str(args.get("ts"))))
+            if message is None:
+                return {"ok": False, "error": "message_not_found"}
+            if not message["streaming"]:
+                return {"ok": False, "error": "message_not_in_streaming_state"}
+            added = stream_text(args)
+            if method == "chat.appendStream" and not added:
+                return {"ok": False, "error": "invalid_arguments"}  # nothing to append
+            message["text"] += added
+            if method == "chat.stopStream":
+                message.update(blocks=args.get("blocks"), streaming=False)
+            shown = dict(message)
+        return {"ok": True, "channel": channel, "ts": args.get("ts"), "message": shown}
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         fake = self
@@ -139,14 +222,15 @@ class FakeSlackApi:
                 raw = self.rfile.read(int(self.headers.get("Content-Length") or 0)).decode("utf-8")
                 args = parse_body(raw, self.headers.get("Content-Type", ""))
                 method = self.path.split("/api/", 1)[-1].split("?", 1)[0]
-                if fake.refuse(method, args):
-                    status, payload = 429, {"ok": False, "error": "ratelimited"}
+                refused = fake.refuse(method, args)
+                if refused:
+                    status, payload = refused
                 else:
                     status, payload = 200, fake.answer(method, args, self.headers.get("Authorization", ""))
                 data = json.dumps(payload).encode()
                 self.send_response(status)
                 if status == 429:
-                    self.send_header("Retry-After", "0")
+                    self.send_header("Retry-After", str(fake._retry_after.get(method, 0)))
                 self.send_header("Content-Type", "application/json; charset=utf-8")
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
@@ -168,6 +252,15 @@ def parse_body(raw: str, content_type: str) -> dict[str, Any]:
     if isinstance(args.get("blocks"), str):
         args["blocks"] = json.loads(args["blocks"])
     return args
+
+
+def stream_text(args: dict[str, Any]) -> str:
+    """The text a streaming call adds: its ``markdown_text`` and its markdown chunks, in order."""
+    chunks = args.get("chunks") or []
+    if isinstance(chunks, str):
+        chunks = json.loads(chunks)
+    added = str(args.get("markdown_text") or "")
+    return added + "".join(str(c.get("text", "")) for c in chunks if c.get("type") == "markdown_text")
 
 
 def message_text(call: Call) -> str:
@@ -241,8 +334,8 @@ class FakeSocketModeServer:
 
 
 @contextmanager
-def fake_slack_api(token: str) -> Iterator[FakeSlackApi]:
-    api = FakeSlackApi(token)
+def fake_slack_api(token: str, streaming: bool = False) -> Iterator[FakeSlackApi]:
+    api = FakeSlackApi(token, streaming=streaming)
     api.start()
     try:
         yield api

@@ -121,10 +121,11 @@ def event_body(text: str, ts: str, thread_ts: str | None = None, **event: Any) -
     }
 
 
-def start_bot(api: FakeSlackApi, consultant: Consultant, task: str = "auto") -> SlackBot:
-    app = make_slack_app(
-        consultant, TOKEN, SECRET, client=WebClient(token=TOKEN, base_url=api.base_url), task=task
-    )
+def start_bot(
+    api: FakeSlackApi, consultant: Consultant, task: str = "auto", streaming: str | None = None
+) -> SlackBot:
+    web = WebClient(token=TOKEN, base_url=api.base_url)
+    app = make_slack_app(consultant, TOKEN, SECRET, client=web, task=task, streaming=streaming)
     server = make_slack_server(app, "127.0.0.1", 0)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()

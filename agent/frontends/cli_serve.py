@@ -68,7 +68,9 @@ def slack(
         consultant = open_consultant(settings, offline)
         try:
             signing = secret.get_secret_value() if secret is not None else ""
-            slack_app = make_slack_app(consultant, token.get_secret_value(), signing)
+            slack_app = make_slack_app(
+                consultant, token.get_secret_value(), signing, streaming=settings.slack_streaming
+            )
         except (BoltError, SlackApiError) as exc:
             raise UserError(f"Slack did not accept the bot token ({exc}). Check SLACK_BOT_TOKEN.") from None
         except OSError as exc:

@@ -7,6 +7,9 @@ nothing has to be stored beside the checkpoints to map threads to consults.
 Each question first gets a "working…" reply in its thread, which is then edited into the answer
 (``chat.update``): the person sees at once that the question was taken, the thread keeps one bot message
 per question, and a failure replaces the placeholder too, so no stale "working…" is ever left behind.
+Where the workspace has Slack's native chat streaming, the reply is a streamed message instead, growing with
+the steps and the draft and finished with the answer (``agent.frontends.slack_stream``; setting
+``EVIGRAPH_SLACK_STREAMING``).
 Bolt acknowledges each event before the listener runs (in its thread pool), so Slack never waits on a turn.
 
 Errors: a ``UserError`` is shown as it is (its message is written for people); anything else is logged with
@@ -46,6 +49,13 @@ from agent.errors import UserError
 from agent.frontends.render import event_line
 from agent.frontends.slack_deliveries import DeliveryLog, message_key
 from agent.frontends.slack_render import answer_blocks, answer_fallback_text, escape
+from agent.frontends.slack_stream import (
+    StreamingChoice,
+    deliver,
+    start_native_reply,
+    streaming_mode,
+    without_rate_limit_retries,
+)
 from agent.serving import evidence_texts, run_turn
 
 log = logging.getLogger("evigraph.slack")
@@ -102,10 +112,11 @@ def from_a_bot(event: dict[str, Any], bot_user_id: str | None) -> bool:
 class SlackConsults:
     """The listeners: take a message, run its turn in the thread's consult, edit the reply into the answer."""
 
-    def __init__(self, consultant: Consultant, task: str = "auto") -> None:
+    def __init__(self, consultant: Consultant, task: str = "auto", streaming: str | None = None) -> None:
         self.consultant = consultant
         self.task = task
         self.deliveries = DeliveryLog(consultant.checkpointer)
+        self.streaming = StreamingChoice(streaming)
 
     def on_app_mention(self, body: dict[str, Any], event: dict[str, Any], context: BoltContext) -> None:
         self.handle(body, event, context)
@@ -133,11 +144,28 @@ class SlackConsults:
         if not question:
             client.chat_postMessage(channel=channel, thread_ts=thread_ts, text=EMPTY_QUESTION_TEXT)
             return
+        reply_ts, on_event, finish = self.open_reply(client, channel, thread_ts, team_id, event)
+        self.deliveries.record_reply(key, reply_ts)
+        text, blocks = self.answer(question, consult_id, on_event)
+        finish(text, blocks)
+
+    def open_reply(
+        self, client: WebClient, channel: str, thread_ts: str, team_id: str, event: dict[str, Any]
+    ) -> tuple[str, Callable[[Event], None], Callable[[str, list[dict[str, Any]] | None], None]]:
+        """The reply's ts, its progress callback and how it is finished: a native Slack stream where the
+        workspace has it (``agent.frontends.slack_stream``), else the "working…" placeholder edited."""
+        if self.streaming.wants_native():
+            user = str(event.get("user") or "")
+            stream = start_native_reply(client, self.streaming, channel, thread_ts, team_id, user)
+            if stream is not None:
+                return stream.ts, stream.report, stream.finish
         working = client.chat_postMessage(channel=channel, thread_ts=thread_ts, text=WORKING_TEXT)
         reply_ts = str(working["ts"])
-        self.deliveries.record_reply(key, reply_ts)
-        text, blocks = self.answer(question, consult_id, self.progress_reporter(client, channel, reply_ts))
-        deliver(client, channel, thread_ts, reply_ts, text, blocks)
+
+        def finish(text: str, blocks: list[dict[str, Any]] | None) -> None:
+            deliver(client, channel, thread_ts, reply_ts, text, blocks)
+
+        return reply_ts, self.progress_reporter(client, channel, reply_ts), finish
 
     def answer(
         self, question: str, consult_id: str, on_event: Callable[[Event], None]
@@ -200,52 +228,6 @@ class SlackConsults:
         return report
 
 
-def deliver(
-    client: WebClient,
-    channel: str,
-    thread_ts: str,
-    reply_ts: str,
-    text: str,
-    blocks: list[dict[str, Any]] | None,
-) -> None:
-    """Edit the placeholder into the reply; if Slack keeps refusing the edit, post the reply instead.
-
-    The client's retry handler has already waited out ``ratelimited`` answers (honouring ``Retry-After``);
-    an edit still refused after that must not leave "Working on it…" forever, nor an apology for an answer
-    that is stored: the reply is posted as a new message in the thread and the placeholder deleted.
-    """
-    try:
-        client.chat_update(channel=channel, ts=reply_ts, text=text, blocks=blocks)
-        return
-    except (SlackApiError, OSError) as exc:
-        log.warning("could not edit the reply into place (%s); posting it as a new message", exc)
-    try:
-        client.chat_postMessage(channel=channel, thread_ts=thread_ts, text=text, blocks=blocks)
-    except (SlackApiError, OSError):
-        log.exception("the reply could not be delivered to %s (thread %s)", channel, thread_ts)
-        return
-    try:
-        client.chat_delete(channel=channel, ts=reply_ts)
-    except (SlackApiError, OSError) as exc:
-        log.warning("the placeholder %s stays (delete refused: %s)", reply_ts, exc)
-
-
-def without_rate_limit_retries(client: WebClient) -> WebClient:
-    """The same client (token, API URL, timeout, proxy) but one refused call is refused at once."""
-    if not any(isinstance(h, RateLimitErrorRetryHandler) for h in client.retry_handlers):
-        return client
-    handlers = [h for h in client.retry_handlers if not isinstance(h, RateLimitErrorRetryHandler)]
-    return WebClient(
-        token=client.token,
-        base_url=client.base_url,
-        timeout=client.timeout,
-        ssl=client.ssl,
-        proxy=client.proxy,
-        headers=client.headers,
-        retry_handlers=handlers,
-    )
-
-
 def with_rate_limit_retries(client: WebClient) -> WebClient:
     """The client, retrying ``ratelimited`` (HTTP 429) calls after Slack's ``Retry-After`` (slack_sdk's own
     handler), so a final edit that hits the rate limit still lands."""
@@ -260,15 +242,18 @@ def make_slack_app(
     signing_secret: str,
     client: WebClient | None = None,
     task: str = "auto",
+    streaming: str | None = None,
 ) -> App:
     """A bolt ``App`` answering mentions and direct messages with consults (checks the token at once).
 
     ``client`` is for a Slack API elsewhere than slack.com (tests use a local fake); its token is used.
     ``signing_secret`` may be empty in Socket Mode, where no HTTP request comes in to be verified.
+    ``streaming`` is auto, native or edits (default: ``EVIGRAPH_SLACK_STREAMING``, else auto).
     """
+    streaming = streaming_mode(streaming)  # a bad setting is reported before Slack is contacted
     web = with_rate_limit_retries(client or WebClient(token=token))
     app = App(client=web, signing_secret=signing_secret, name="evigraph")
-    consults = SlackConsults(consultant, task=task)
+    consults = SlackConsults(consultant, task=task, streaming=streaming)
     app.use(assistant_panel(consults))  # first: it takes the messages of assistant threads
     app.event("app_mention")(consults.on_app_mention)
     app.event("message")(consults.on_message)
