@@ -71,9 +71,14 @@ def run(n: int, label: str, out: Path) -> dict[str, Any]:
             }
         )
         print(json.dumps(rows[-1])[:600], flush=True)
+        save(rows, label, settings.llm_base_url, out)  # a long real-model run that is stopped keeps its rows
+    return save(rows, label, settings.llm_base_url, out)
+
+
+def save(rows: list[dict[str, Any]], label: str, endpoint: str | None, out: Path) -> dict[str, Any]:
     summary = {
         "label": label,
-        "endpoint": settings.llm_base_url,
+        "endpoint": endpoint,
         "structured": os.environ.get("EVIGRAPH_LLM_STRUCTURED", "(default)"),
         "load_average": os.getloadavg(),
         "questions": len(rows),
@@ -87,7 +92,9 @@ def run(n: int, label: str, out: Path) -> dict[str, Any]:
         "rows": rows,
     }
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(summary, indent=2))
+    tmp = out.with_suffix(".tmp")
+    tmp.write_text(json.dumps(summary, indent=2))
+    tmp.replace(out)
     return summary
 
 
