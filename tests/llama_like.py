@@ -6,7 +6,8 @@ CI can prove the plumbing without the real model:
 * an object-form named ``tool_choice`` is ignored and a tool request is answered with fenced JSON text
   (the chat template emits no tool-call tags), so function calling never yields ``tool_calls``;
 * ``response_format`` with a JSON schema is honoured (llama.cpp constrains the grammar);
-* the sufficiency verdict always says "insufficient, 7/10" and names the question's own entities;
+* the sufficiency verdict always says "insufficient, 7/10" and names the question's own entities (and, with
+  ``parrots``, the prompt's example labels and relations and a drug from its own hypothesis);
 * the planner re-issues the same call every time;
 * optionally: prose instead of JSON for everything, or a model that never stops (it writes until
   ``max_completion_tokens``/``max_tokens`` and reports ``finish_reason: length``; without a cap it hangs).
@@ -55,6 +56,9 @@ class LlamaLike:
     """The answer says "Insufficient evidence" whatever the sentences say (seen on T2D first-line)."""
     verbose_verdict: bool = False
     """The verdict lists a dozen long "missing" items; only a bounded schema keeps it within its cap."""
+    parrots: bool = False
+    """The verdict also names the prompt's example labels and relations and a drug of its own hypothesis
+    (the real 1.5B run: "Missing: Orphenadrine, Warfarin, …, treatment, symptoms, causes, treats")."""
 
     def __call__(self, body: Body) -> Reply:
         if self.never_stops:
@@ -104,6 +108,14 @@ class LlamaLike:
                 filler = "a further specific detail the passages might perhaps also contain"
                 named = [f"{n} {filler} {i}" for i in range(12) for n in named[:1] or ["gout"]]
                 return {"completeness": score, "missing_entities": named, "reasons": [filler * 3] * 5}
+            if self.parrots:
+                return {
+                    "completeness": score,
+                    "missing_entities": [*named[:2], "Orphenadrine"],
+                    "missing_labels": ["treatment", "symptoms", "causes"],
+                    "missing_relations": ["treats", "has_symptom"],
+                    "reasons": ["The passage does not mention Orphenadrine."],
+                }
             return {"completeness": score, "missing_entities": named, "reasons": ["more detail needed"]}
         if name == "PlanOutput" or name == "tools":
             linked = LINKED_LINE.search(prompt)

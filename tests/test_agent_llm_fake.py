@@ -31,6 +31,10 @@ from tests.fake_llm import (
 
 GOUT = "DOID:13189"
 GOUT_Q = "What is the treatment for gout?"
+# A scripted "insufficient" must name a real gap, or the rule check overrules it (agent/verdict_check.py):
+# the slice KB has no passage on gout in pregnancy.
+GAP_Q = "What is the treatment for gout in pregnancy?"
+GAP = ["pregnancy"]
 GOUT_TERMS = ["gout", "colchicine", "allopurinol", "uric acid", "NSAID"]
 CARBURETOR = "What is the best treatment for a broken carburetor in a 1972 Volkswagen?"
 MCQ = (
@@ -92,20 +96,20 @@ def test_the_scripted_follow_up_calls_are_exactly_the_ones_executed(
     ]
     script = [
         hypothesis(GOUT_TERMS),
-        verdict(4, missing_labels=["treatment"], missing_relations=["treats"]),
+        verdict(4, missing_entities=GAP, missing_labels=["treatment"], missing_relations=["treats"]),
         tool_calls(*planned),
         verdict(9),
         answer_citing("Colchicine treats gout flares [{e0}]."),
     ]
     consultant, llm = consult(slice_kb, settings, script)
-    result = consultant.ask(GOUT_Q)
+    result = consultant.ask(GAP_Q)
     plan = steps(result, "plan")[0]
     assert [(c["name"], c["args"]) for c in plan["detail"]["calls"]] == planned
     assert steps(result, "execute_tools")[0]["detail"] == {
         "ran": ["hypergraph_walk", "reasoning_chain"],
         "rejected": [],
     }
-    assert "What is missing: treatment, treats" in prompt_text(llm.prompts[2])
+    assert "What is missing: pregnancy, treatment, treats" in prompt_text(llm.prompts[2])
     assert llm.bound[2] == {"tools": ["ner_link", "hypergraph_walk", "reasoning_chain"], "tool_choice": None}
     assert result.llm_calls == 5 and not llm.script and result.answer["status"] == "answered"
     assert [s["step"] for s in result.trace].count("evidence_rank") == 2
@@ -116,13 +120,13 @@ def test_a_refused_plan_falls_back_to_the_offline_planner_for_the_missing_label(
 ) -> None:
     script = [
         hypothesis(GOUT_TERMS),
-        verdict(4, missing_labels=["treatment"]),
+        verdict(4, missing_entities=GAP, missing_labels=["treatment"]),
         "I cannot decide which tools to call.",
         verdict(9),
         answer_citing("Colchicine treats gout flares [{e0}]."),
     ]
     consultant, llm = consult(slice_kb, settings, script)
-    result = consultant.ask(GOUT_Q)
+    result = consultant.ask(GAP_Q)
     plan = steps(result, "plan")[0]
     assert plan["fallback"] == "the LLM asked for no tool call; used the offline planner"
     walks = [c for c in plan["detail"]["calls"] if c["name"] == "hypergraph_walk" and "labels" in c["args"]]
@@ -134,12 +138,18 @@ def test_a_refused_plan_falls_back_to_the_offline_planner_for_the_missing_label(
 def test_the_loop_stops_at_the_cap_when_every_verdict_is_insufficient(
     slice_kb: KnowledgeBase, settings: Settings, max_rounds: int
 ) -> None:
-    script: list[Any] = [hypothesis(GOUT_TERMS), verdict(2, missing_labels=["treatment"])]
+    script: list[Any] = [
+        hypothesis(GOUT_TERMS),
+        verdict(2, missing_entities=GAP, missing_labels=["treatment"]),
+    ]
     for n in range(max_rounds - 1):  # a new call each round, so none is dropped as a repeat
-        script += [tool_calls(("hypergraph_walk", {"entity_ids": [GOUT], "n_t": 5 + n})), verdict(2)]
+        script += [
+            tool_calls(("hypergraph_walk", {"entity_ids": [GOUT], "n_t": 5 + n})),
+            verdict(2, missing_entities=GAP),
+        ]
     script.append(answer_citing("Insufficient evidence: the passages do not settle it. NSAIDs help [{e0}]."))
     consultant, llm = consult(slice_kb, settings, script)
-    result = consultant.ask(GOUT_Q, context=ConsultContext(max_rounds=max_rounds))
+    result = consultant.ask(GAP_Q, context=ConsultContext(max_rounds=max_rounds))
     assert len(steps(result, "sufficiency")) == max_rounds and len(steps(result, "plan")) == max_rounds - 1
     assert not llm.script and result.llm_calls == 2 * max_rounds + 1
     assert result.answer["status"] == "insufficient" and result.answer["mode"] == "llm"
@@ -152,15 +162,15 @@ def test_a_repeated_llm_call_is_dropped_for_the_offline_planner(
     walk = ("hypergraph_walk", {"entity_ids": [GOUT], "labels": ["treatment"]})
     script: list[Any] = [
         hypothesis(GOUT_TERMS),
-        verdict(2, missing_labels=["treatment"]),
+        verdict(2, missing_entities=GAP, missing_labels=["treatment"]),
         tool_calls(walk),
-        verdict(2, missing_labels=["treatment"]),
+        verdict(2, missing_entities=GAP, missing_labels=["treatment"]),
         tool_calls(walk),  # the same call again: it would find nothing new
         verdict(9),
         answer_citing("NSAIDs help [{e0}]."),
     ]
     consultant, llm = consult(slice_kb, settings, script)
-    result = consultant.ask(GOUT_Q, context=ConsultContext(max_rounds=5))
+    result = consultant.ask(GAP_Q, context=ConsultContext(max_rounds=5))
     first, second = steps(result, "plan")
     assert [(c["name"], c["args"]) for c in first["detail"]["calls"]] == [walk]
     assert second["fallback"] == "the LLM only repeated earlier calls; used the offline planner"

@@ -41,6 +41,10 @@ from tests.openai_stub import (
 MODEL = "evigraph-test-model"
 GOUT = "DOID:13189"
 GOUT_Q = "What is the treatment for gout?"
+# A scripted "insufficient" must name a real gap, or the rule check overrules it (agent/verdict_check.py):
+# the slice KB has no passage on gout in pregnancy.
+GAP_Q = "What is the treatment for gout in pregnancy?"
+GAP = ["pregnancy"]
 WALK = ("hypergraph_walk", {"entity_ids": [GOUT], "labels": ["treatment"]})
 HYPOTHESIS = tool_reply(
     "HypothesisOutput",
@@ -139,8 +143,10 @@ def test_one_round_through_the_real_client(
 def test_planning_sends_the_tools_and_runs_the_calls_the_model_chose(
     stub: StubServer, slice_kb: KnowledgeBase, slice_kb_root: Path, tmp_path: Path
 ) -> None:
-    stub.responder = router(sufficiency=[verdict(4, missing_labels=["treatment"]), verdict(9)])
-    result = consultant_for(stub, slice_kb, slice_kb_root, tmp_path).ask(GOUT_Q)
+    stub.responder = router(
+        sufficiency=[verdict(4, missing_entities=GAP, missing_labels=["treatment"]), verdict(9)]
+    )
+    result = consultant_for(stub, slice_kb, slice_kb_root, tmp_path).ask(GAP_Q)
     steps = [step_of(r) for r in stub.requests]
     assert steps == ["hypothesis", "sufficiency", "plan", "sufficiency", "answer"] and result.llm_calls == 5
     plan = stub.requests[2]
@@ -148,7 +154,7 @@ def test_planning_sends_the_tools_and_runs_the_calls_the_model_chose(
     assert "tool_choice" not in plan  # the model may call any tool, or none
     walk_schema = plan["tools"][1]["function"]["parameters"]["properties"]
     assert {"entity_ids", "labels", "mode"} <= set(walk_schema)
-    assert "What is missing: treatment" in user_prompt(plan)
+    assert "What is missing: pregnancy, treatment" in user_prompt(plan)
     planned = next(s for s in result.trace if s["step"] == "plan")["detail"]["calls"]
     assert [(c["name"], c["args"]) for c in planned] == [WALK]
     assert result.answer["status"] == "answered" and not fallbacks(result)
@@ -188,10 +194,13 @@ def test_a_failing_llm_step_falls_back_and_the_consult_still_answers(
     reason: str,
 ) -> None:
     if step == "plan":  # a plan only happens after an insufficient verdict
-        queues = {**queues, "sufficiency": [verdict(4, missing_labels=["treatment"]), verdict(9)]}
+        queues = {
+            **queues,
+            "sufficiency": [verdict(4, missing_entities=GAP, missing_labels=["treatment"]), verdict(9)],
+        }
     stub.responder = router(**{k: list(v) for k, v in queues.items()})
     consultant = consultant_for(stub, slice_kb, slice_kb_root, tmp_path, timeout_s)
-    result = consultant.ask(GOUT_Q)
+    result = consultant.ask(GAP_Q if step == "plan" else GOUT_Q)
     found = fallbacks(result)
     assert list(found) == [step] and reason in found[step]
     assert [step_of(r) for r in stub.requests].count(step) == 1  # no retry: max_retries is 0

@@ -29,10 +29,11 @@ from agent.context import ConsultContext
 from agent.deps import ConsultDeps
 from agent.llm import LLMStepFailed, Usage, structured_call
 from agent.nodes.common import emit, llm_on, question_in_context, step, usage_update
-from agent.nodes.focus import Focus, answering_passages, question_focus
+from agent.nodes.focus import Focus, answering_passages, carries_aspect, question_focus
 from agent.nodes.hypothesis import condition
 from agent.state import ConsultState, EntityRec, EvidenceRec, Verdict
 from agent.verdict_check import second_opinion
+from graphs.labels import specific_labels_asked
 from prompts import render_prompt
 
 MIN_RELEVANCE = 0.65
@@ -200,6 +201,7 @@ def _llm_verdict(deps: ConsultDeps, state: ConsultState, usage: Usage) -> Verdic
         entities=entities,
         evidence=evidence or "(none)",
         chains=chains,
+        asked=", ".join(specific_labels_asked(state.get("question", ""))) or "(not stated)",
     )
     out = structured_call(deps.llm, LLMVerdict, prompt, usage, step="verdict")
     sufficient = out.completeness > SUFFICIENT_AT
@@ -223,8 +225,22 @@ def _llm_verdict(deps: ConsultDeps, state: ConsultState, usage: Usage) -> Verdic
         return verdict
     rule = rule_verdict(deps, state)  # second opinion on an "insufficient" (agent/verdict_check.py)
     covered = [e["name"] for e in question_entities(state) if e["name"] not in rule["missing_entities"]]
-    top_text = " ".join(e["text"] for e in state.get("evidence", [])[:TOP_FOR_COVERAGE])
-    return second_opinion(verdict, rule, covered, top_text)
+    top = state.get("evidence", [])[:TOP_FOR_COVERAGE]
+    top_text = " ".join(e["text"] for e in top)
+    question = question_in_context(state)
+    return second_opinion(verdict, rule, question, covered, top_text, open_labels(deps, state))
+
+
+def open_labels(deps: ConsultDeps, state: ConsultState) -> list[str]:
+    """The asked aspects (labels other than "overview") that no answering top passage carries."""
+    focus = question_focus(deps.kb, state)
+    _, answering = answering_passages(deps.kb, focus, state.get("evidence", [])[:TOP_FOR_COVERAGE])
+
+    def carried(label: str) -> bool:
+        one = Focus(focus.entities, [label], focus.names, focus.pattern)
+        return any(carries_aspect(one, ev) for ev in answering)
+
+    return [label for label in focus.asked if label != "overview" and not carried(label)]
 
 
 def unrelated_evidence(deps: ConsultDeps, state: ConsultState) -> str:
