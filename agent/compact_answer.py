@@ -20,7 +20,7 @@ import numpy as np
 
 from agent.deps import ConsultDeps
 from agent.nodes.focus import question_focus
-from agent.nodes.key_sentences import select_key_sentences
+from agent.nodes.key_sentences import readable, select_key_sentences
 from agent.state import ChainRec, ConsultState, EvidenceRec
 from prompts import render_prompt
 
@@ -67,7 +67,7 @@ def answer_sentences(deps: ConsultDeps, state: ConsultState) -> list[tuple[str, 
         deps.kb, state["question"], question_focus(deps.kb, state), evidence, MAX_SENTENCES
     )
     if picked:
-        return [(k.evidence_id, k.text[:MAX_SENTENCE_CHARS]) for k in picked]
+        return [(k.evidence_id, readable(k.text)[:MAX_SENTENCE_CHARS]) for k in picked]
     return key_sentences(deps, state["question"], evidence)
 
 

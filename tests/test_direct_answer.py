@@ -17,7 +17,7 @@ from agent.citations import cited_ids
 from agent.consult import Consultant
 from agent.nodes.answer import DIRECT_LABEL, KG_ONLY_LABEL
 from agent.nodes.focus import Focus, carries_aspect, question_focus, sentences
-from agent.nodes.key_sentences import MAX_SENTENCES, mmr
+from agent.nodes.key_sentences import MAX_SENTENCES, mmr, readable, with_lists
 from agent.sessions import thread_config
 from agent.state import EvidenceRec
 from graphs.kb import KnowledgeBase
@@ -177,3 +177,41 @@ def test_an_exam_question_takes_its_focus_from_the_stem_and_facts_fit_their_head
     assert facts, answer["direct"]
     assert {f["focus_id"] for f in facts} == {T2D}
     assert METFORMIN in {f["entity_id"] for f in facts}
+
+
+# MedQuAD's own text (NIDDK, "What are the symptoms of Hypothyroidism?"): a lead-in, then the list items.
+HYPOTHYROIDISM_SYMPTOMS = (
+    "Hypothyroidism has many symptoms that can vary from person to person. Some common symptoms of "
+    "hypothyroidism are\n\n- fatigue  - weight gain  - a puffy face  - cold intolerance  - joint and muscle "
+    "pain  - constipation\n\nHowever, hypothyroidism develops slowly, so many people dont notice symptoms "
+    "of the disease.\n\nWith progression to hypothyroidism, people may have one or more of the following "
+    "symptoms:"
+)
+
+
+def test_a_list_lead_in_is_one_key_sentence_with_its_items_and_a_bare_lead_in_is_dropped() -> None:
+    spans = with_lists(HYPOTHYROIDISM_SYMPTOMS)
+    texts = [HYPOTHYROIDISM_SYMPTOMS[s:e] for s, e in spans]
+    lead = next(t for t in texts if t.startswith("Some common symptoms"))
+    assert readable(lead) == (
+        "Some common symptoms of hypothyroidism are fatigue, weight gain, a puffy face, cold intolerance, "
+        "joint and muscle pain, constipation"
+    )
+    assert not any(t.endswith("following symptoms:") for t in texts)  # the list fell into another passage
+    assert texts[0] == "Hypothyroidism has many symptoms that can vary from person to person."
+
+
+def test_kg_facts_under_a_heading_answer_the_asked_direction(
+    consultant: Consultant, slice_kb: KnowledgeBase
+) -> None:
+    """A symptoms question lists what the focus presents with, never the diseases that present with the
+    focus ("cerebrovascular disease -has_phenotype-> dementia" is not a symptom of dementia)."""
+    for question in ("What are the symptoms of dementia?", "What are the symptoms of seizures?"):
+        answer = consultant.ask(question).answer
+        for fact in answer["direct"]["facts"]:
+            chains = kg_facts(slice_kb.store, [fact["focus_id"]], [fact["relation"]])
+            heads = {c.focus_is_head for c in chains if c.entity_id == fact["entity_id"]}
+            assert heads == {True}, (question, fact)
+        assert not answer["direct"]["facts"] or answer["direct"]["fact_heading"].startswith("Signs")
+    facts = kg_facts(slice_kb.store, ["PHENOTYPE:dementia", "MESH:D012640"], relations_for(["symptoms"]))
+    assert any(not f.focus_is_head for f in facts), "the slice must hold a reverse-direction fact to exclude"

@@ -19,7 +19,7 @@ from dataclasses import asdict
 from typing import cast
 
 from agent.nodes.focus import Focus
-from agent.nodes.key_sentences import select_key_sentences
+from agent.nodes.key_sentences import readable, select_key_sentences
 from agent.state import ChainRec, ConsultState, DirectAnswerRec, EvidenceRec, KeySentenceRec, KGFactRec
 from graphs.kb import KnowledgeBase
 from graphs.kg_facts import KGFact, kg_facts
@@ -84,15 +84,21 @@ def rank_facts(kb: KnowledgeBase, facts: list[KGFact], evidence: list[EvidenceRe
 
 
 def fact_heading(focus_name: str, label: str, direction: str) -> str:
-    template = HEADINGS.get((label, direction), "What the KG links to {focus}")
-    return template.format(focus=focus_name)
+    return HEADINGS[(label, direction)].format(focus=focus_name)
 
 
 def facts_for(kb: KnowledgeBase, focus: Focus, evidence: list[EvidenceRec]) -> tuple[str, list[KGFactRec]]:
     """(heading, ranked fact records) for the first asked aspect that has KG facts for the focus."""
     for label in focus.asked:
         rels = relations_for([label])
-        facts = kg_facts(kb.store, [e["id"] for e in focus.entities], rels)
+        # Only the directions that answer the asked aspect: "X -has_phenotype-> hypothyroidism" names
+        # diseases that present with hypothyroidism, not its symptoms (it headed "symptoms of
+        # hypothyroidism" with 17-beta hydroxysteroid dehydrogenase 3 deficiency).
+        facts = [
+            f
+            for f in kg_facts(kb.store, [e["id"] for e in focus.entities], rels)
+            if (label, "out" if f.focus_is_head else "in") in HEADINGS
+        ]
         if facts:
             # One heading fits one focus entity in one direction ("Drugs the KG lists for gout" must not
             # list what another focus entity, a drug, is indicated for): keep the best-supported pair.
@@ -140,7 +146,7 @@ def fact_line(heading: str, facts: list[KGFactRec], total: int) -> str:
 
 
 def sentence_line(s: KeySentenceRec) -> str:
-    text = " ".join(s["text"].split())
+    text = readable(s["text"])
     if len(text) > SENTENCE_CHARS:
         text = text[:SENTENCE_CHARS].rsplit(" ", 1)[0] + "…"
     return f"- {text} [{s['evidence_id']}]"

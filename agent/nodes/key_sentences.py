@@ -20,6 +20,7 @@ step if it dominates a turn.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -55,6 +56,45 @@ class KeySentence:
     label: str
 
 
+def with_lists(text: str) -> list[tuple[int, int]]:
+    """The sentences of ``text``, a list's lead-in joined with the list items after it.
+
+    Why: MedQuAD writes "Some common symptoms of hypothyroidism are" and then the symptoms as "- fatigue
+    - weight gain …"; split apart, the key sentence shown was the bare lead-in and the items (too short,
+    not naming the focus) were never candidates. A lead-in ending in ":" with no items after it (the list
+    fell into the next passage) says nothing and is dropped.
+    """
+    spans = sentences(text)
+    out: list[tuple[int, int]] = []
+    i = 0
+    while i < len(spans):
+        s, e = spans[i]
+        lead = text[s:e].rstrip()
+        j = i + 1
+        if not lead.endswith((".", "!", "?", ")", '"', "'")):
+            while j < len(spans) and text[spans[j][0]] in "-•*" and spans[j][1] - s <= MAX_CHARS:
+                e = spans[j][1]
+                j += 1
+            if j == i + 1 and lead.endswith(":"):
+                i = j
+                continue
+        out.append((s, e))
+        i = j
+    return out
+
+
+LIST_ITEM = re.compile(r"\s*\n+\s*[-•*]\s+|\s{2,}[-•*]\s+")
+
+
+def readable(sentence: str) -> str:
+    """A key sentence on one line; a lead-in with list items reads "… are fatigue, weight gain, …"."""
+    parts = [p.strip() for p in LIST_ITEM.split(sentence) if p.strip()]
+    if len(parts) > 1:
+        joint = ": " if parts[0].endswith(":") else " "
+        return parts[0].rstrip(":") + joint + ", ".join(p.lstrip("-•* ").strip() for p in parts[1:])
+    return " ".join(sentence.split())
+
+
 def candidates(focus: Focus, evidence: list[EvidenceRec]) -> list[tuple[EvidenceRec, int, int]]:
     """(passage, start, end) of every sentence of the top passages that is about the focus."""
     out: list[tuple[EvidenceRec, int, int]] = []
@@ -62,9 +102,9 @@ def candidates(focus: Focus, evidence: list[EvidenceRec]) -> list[tuple[Evidence
     for ev in evidence[:TOP_PASSAGES]:
         text = ev.get("text", "")
         keyword_is_focus = ev.get("keyword_entity", "") in focus.ids
-        for s, e in sentences(text):
+        for s, e in with_lists(text):
             sentence = text[s:e]
-            key = " ".join(sentence.lower().split())
+            key = " ".join(re.findall(r"[a-z0-9]+", sentence.lower()))  # "- X." repeats "X"
             if not MIN_CHARS <= len(sentence) <= MAX_CHARS or key in seen:
                 continue
             if keyword_is_focus or focus.named_in(sentence):

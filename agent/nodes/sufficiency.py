@@ -151,11 +151,14 @@ def rule_verdict(deps: ConsultDeps, state: ConsultState) -> Verdict:
     completeness = round(10 * (0.3 * focus_cov + 0.5 * share + 0.2 * float(relevant)), 1)
     aspect = ", ".join(focus.asked) or "none"
     reasons = [
-        f"{len(answering)} of the top {len(top)} passages answer the question (about "
-        f"{', '.join(e['name'] for e in focus.entities) or 'no recognised subject'} and carrying the asked "
-        f"aspect: {aspect}); needs ≥ {MIN_ANSWERING}",
+        # Worded as what was found, not as "answer": an insufficient verdict whose reason said "5 passages
+        # answer the question" read as a contradiction to a clinician.
+        f"{len(answering)} of the top {len(top)} passages are about "
+        f"{', '.join(e['name'] for e in focus.entities) or 'no recognised subject'} and carry the asked "
+        f"aspect ({aspect}); needs ≥ {MIN_ANSWERING}",
         f"{len(about)} passages are about the question's subject",
-        f"best answering passage similarity {f['best_answering']:.2f} (needs ≥ {MIN_RELEVANCE})",
+        f"the closest of them to the question has similarity {f['best_answering']:.2f} "
+        f"(needs ≥ {MIN_RELEVANCE})",
     ]
     if not question_entities(state):
         reasons.insert(0, "no medical entity of the question was found in the knowledge graph")
