@@ -42,8 +42,59 @@ def strip_citations(text: str) -> str:
     return _CITATION_WITH_SPACE.sub("", text).strip()
 
 
-def check_citations(answer: str, retrieved: set[str]) -> CheckedAnswer:
-    """Validate an answer's citations against ``retrieved`` ids; drop unsupported claims."""
+ATTRIBUTE_AT = 0.8
+"""Share of an uncited sentence's content words one retrieved text must hold for the checker to cite it."""
+_CONTENT = re.compile(r"[a-z0-9]{3,}")
+_COMMON = frozenset(
+    re.findall(
+        r"\w+",
+        "the and for are with that this from have has can may not its their these those which what when "
+        "who also such than into more most some other been being were was will would should could about",
+    )
+)
+
+
+def _content(text: str) -> set[str]:
+    return set(_CONTENT.findall(text.lower())) - _COMMON
+
+
+_SOURCE_SENTENCE = re.compile(r"(?<=[.!?])\s+")  # a list lead-in and its items stay one
+_INSTRUCTION = re.compile(
+    r"\b(ignore|disregard|forget|override)\b.{0,60}\b(instruction|prompt|previous|above|rules?)\b"
+    r"|\b(reply|respond|answer|say)\s+(only\s+)?with\b|\byou\s+(must|should|are)\b",
+    re.IGNORECASE,
+)
+
+
+def attribute(sentence: str, sources: Mapping[str, str]) -> str | None:
+    """The id of the retrieved text one sentence of which holds ≥ ``ATTRIBUTE_AT`` of ``sentence``'s content
+    words (at least four), or None. Sentences that read as instructions to a model never count.
+
+    Why: a small model (Qwen2.5-Coder-1.5B) restates the key sentences faithfully but often forgets the
+    "[E:…]" at the end, and the checker then removed every claim. A sentence whose words all come from one
+    retrieved passage is supported by that passage; citing it is checking, not trusting the model. Anything
+    the passage does not hold (an added drug, a number) lowers the overlap and the sentence is removed.
+    """
+    words = _content(strip_citations(sentence))
+    if len(words) < 4:
+        return None
+    best_id, best = None, 0.0
+    for source_id, text in sources.items():
+        for part in _SOURCE_SENTENCE.split(text):
+            if _INSTRUCTION.search(part):
+                continue  # a document's instructions are data: never the support of a claim
+            share = len(words & _content(part)) / len(words)
+            if share > best:
+                best_id, best = source_id, share
+    return best_id if best >= ATTRIBUTE_AT else None
+
+
+def check_citations(
+    answer: str, retrieved: set[str], sources: Mapping[str, str] | None = None
+) -> CheckedAnswer:
+    """Validate an answer's citations against ``retrieved`` ids; drop unsupported claims. With ``sources``
+    (id → text of what was retrieved), an uncited sentence that one source holds is cited to it
+    (:func:`attribute`; the claim records ``"attributed": True``) instead of being removed."""
     out = CheckedAnswer(text="")
     kept: list[str] = []
     for raw in (s for s in _SENTENCE.split(answer.strip()) if s.strip()):
@@ -61,6 +112,15 @@ def check_citations(answer: str, retrieved: set[str]) -> CheckedAnswer:
         if EXEMPT.match(raw) and not ids:
             kept.append(sentence)
             continue
+        if not valid and not ids and sources:
+            found = attribute(raw, {k: v for k, v in sources.items() if k in retrieved})
+            if found is not None:
+                sentence = f"{sentence} [{found}]"
+                kept.append(sentence)
+                out.claims.append(
+                    {"text": strip_citations(sentence), "citations": [found], "attributed": True}
+                )
+                continue
         if not valid:
             out.removed.append(strip_citations(raw))
             continue

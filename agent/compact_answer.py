@@ -22,6 +22,7 @@ from agent.deps import ConsultDeps
 from agent.nodes.focus import question_focus
 from agent.nodes.key_sentences import readable, select_key_sentences
 from agent.state import ChainRec, ConsultState, EvidenceRec
+from graphs.labels import specific_labels_asked
 from prompts import render_prompt
 
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\"'])")
@@ -71,6 +72,20 @@ def answer_sentences(deps: ConsultDeps, state: ConsultState) -> list[tuple[str, 
     return key_sentences(deps, state["question"], evidence)
 
 
+SUFFICIENT_LINE = "The evidence check found sentences above that answer this question: answer from them."
+INSUFFICIENT_LINE = (
+    "The evidence check found that the sentences above do not fully answer this question: start with "
+    '"Insufficient evidence:", say what is missing, then what the sentences do establish.'
+)
+
+
+def verdict_line(state: ConsultState) -> str:
+    """The verdict in words a small model follows. Why not "completeness 8/10": a real 1.5B model read the
+    old "if the sentences do not answer, write Insufficient evidence" rule as an invitation and declined
+    10/10 questions, hypothyroidism symptoms included, although the check had found answering passages."""
+    return SUFFICIENT_LINE if state.get("verdict", {}).get("sufficient") else INSUFFICIENT_LINE
+
+
 def compact_answer_prompt(
     deps: ConsultDeps,
     state: ConsultState,
@@ -87,7 +102,8 @@ def compact_answer_prompt(
         "question": question,
         "sentences": "\n".join(f"[{eid}] {text}" for eid, text in sentences) or "(none)",
         "chains": "\n".join(f"[{c['id']}] {c['text']}" for c in chains) or "(none)",
-        "verdict": f"completeness {state.get('verdict', {}).get('completeness', '?')}/10",
+        "asked": ", ".join(specific_labels_asked(state.get("question", ""))) or "what the question names",
+        "verdict": verdict_line(state),
         "max_words": 150,
         "task_rules": task_rules,
     }

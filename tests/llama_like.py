@@ -27,6 +27,7 @@ from tests.openai_stub import EVIDENCE_ID, Body, Reply, stall_reply, text_reply,
 ENTITY_LINE = re.compile(r"Entities linked so far: (.*)")
 LINKED_LINE = re.compile(r"Linked entities \(id: name\): (.*)")
 QUESTION = re.compile(r'"""\n(.*?)\n"""', re.S)
+KEY_SENTENCE = re.compile(r"^\[E:[0-9a-f]+\] (.+)$", re.M)
 
 
 def schema_name(body: Body) -> str:
@@ -56,6 +57,9 @@ class LlamaLike:
     """The answer says "Insufficient evidence" whatever the sentences say (seen on T2D first-line)."""
     verbose_verdict: bool = False
     """The verdict lists a dozen long "missing" items; only a bounded schema keeps it within its cap."""
+    forgets_citations: bool = False
+    """The answer restates the first key sentence faithfully but without its id, then adds a sentence of
+    its own (the real 1.5B model: correct hypothyroidism symptoms, no "[E:…]")."""
     parrots: bool = False
     """The verdict also names the prompt's example labels and relations and a drug of its own hypothesis
     (the real 1.5B run: "Missing: Orphenadrine, Warfarin, …, treatment, symptoms, causes, treats")."""
@@ -87,6 +91,10 @@ class LlamaLike:
         ids = list(dict.fromkeys(EVIDENCE_ID.findall(prompt)))
         if not ids or self.declines:
             return text_reply("Insufficient evidence: nothing was retrieved.")
+        if self.forgets_citations:
+            first = KEY_SENTENCE.search(prompt)
+            restated = first.group(1).strip() if first else ""
+            return text_reply(f"{restated} Gout is best cured by drinking seawater every morning.")
         return text_reply(f"NSAIDs and colchicine treat gout flares [{ids[0]}].")
 
     def arguments(self, name: str, prompt: str) -> dict[str, Any]:

@@ -296,6 +296,30 @@ def test_check_citations_keeps_cited_claims_and_removes_the_rest() -> None:
     assert checked.cited_ids == ["E:aa11"]
 
 
+def test_an_uncited_sentence_one_passage_holds_is_cited_to_it_and_an_invented_one_is_not() -> None:
+    sources = {
+        "E:aa11": "Some common symptoms of hypothyroidism are fatigue, weight gain, cold intolerance and "
+        "constipation.",
+        "E:bb22": "Hypothyroidism is treated with levothyroxine taken once a day.",
+    }
+    text = (
+        "The symptoms of hypothyroidism include fatigue, weight gain and cold intolerance. "
+        "Hypothyroidism is cured by iodine supplements and surgery. Symptoms vary."
+    )
+    checked = check_citations(text, set(sources), sources)
+    assert checked.claims == [
+        {
+            "text": "The symptoms of hypothyroidism include fatigue, weight gain and cold intolerance.",
+            "citations": ["E:aa11"],
+            "attributed": True,
+        }
+    ]
+    assert checked.removed == ["Hypothyroidism is cured by iodine supplements and surgery.", "Symptoms vary."]
+    # only retrieved texts can be cited, and without sources nothing is attributed
+    assert not check_citations(text, {"E:bb22"}, sources).claims
+    assert not check_citations(text, set(sources)).claims
+
+
 @pytest.mark.parametrize("line", ["Answer: C", "**Answer:** C", "Answer: (C)", "answer: C."])
 def test_mcq_answer_line_is_recognised(line: str) -> None:
     checked = check_citations(f"{line}\nAllopurinol lowers uric acid [E:aa11].", {"E:aa11"})

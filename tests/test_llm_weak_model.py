@@ -163,6 +163,21 @@ def test_a_model_that_declines_despite_answering_evidence_falls_back_to_the_cite
     assert "insufficient evidence" not in result.answer["text"].lower()
 
 
+def test_a_faithful_answer_without_ids_is_cited_by_the_checker_and_an_invented_sentence_removed(
+    stub: StubServer, slice_kb: KnowledgeBase, slice_kb_root: Path, tmp_path: Path
+) -> None:
+    stub.responder = LlamaLike(forgets_citations=True, always_insufficient=False)
+    result = consultant(stub, slice_kb, slice_kb_root, tmp_path).ask(GOUT_Q)
+    answer = result.answer
+    assert answer["mode"] == "llm" and answer["status"] == "answered", fallbacks(result)
+    assert [c.get("attributed") for c in answer["claims"]] == [True]
+    assert set(answer["claims"][0]["citations"]) <= set(answer["evidence_ids"])
+    assert answer["removed_claims"] == ["Gout is best cured by drinking seawater every morning."]
+    assert "seawater" not in answer["text"]
+    prompt = user_prompt(next(r for r in stub.requests if r.get("stream")))
+    assert "The question asks about: treatment." in prompt and "that answer this question" in prompt
+
+
 def test_the_answer_prompt_leads_with_the_kg_facts_for_the_asked_relation(
     stub: StubServer, slice_kb: KnowledgeBase, slice_kb_root: Path, tmp_path: Path
 ) -> None:

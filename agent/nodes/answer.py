@@ -180,7 +180,8 @@ def llm_answer(
     )
     raw = text_call(deps.llm, prompt, usage, on_token=lambda t: emit(runtime, "token", text=t), step="answer")
     retrieved = {e["id"] for e in evidence} | {c["id"] for c in chains}
-    checked = check_citations(raw, retrieved)
+    texts = {e["id"]: e.get("text", "") for e in evidence} | {c["id"]: c.get("text", "") for c in chains}
+    checked = check_citations(raw, retrieved, texts)
     if not checked.claims:
         if "insufficient evidence" not in checked.text.lower():
             raise LLMStepFailed("the answer had no claim with a valid citation")
