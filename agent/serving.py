@@ -13,21 +13,20 @@ Live KB updates: before each turn the service compares the published build (``cu
 it has open (at most once per ``kb_check_interval_s``); on a change it opens the new build and runs new
 turns on it, and closes the old one when its last running turn ends. A turn never changes KB midway.
 
-The sync helpers at the end (``run_turn`` …) are what the Slack bot uses with a sync ``Consultant``.
+The Slack bot and the MCP server use this service too, from worker threads, through
+:class:`agent.service_runner.ServiceRunner`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import threading
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-from weakref import WeakKeyDictionary
+from typing import Any, TypeVar
 
 from langchain_core.language_models import BaseChatModel
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -35,15 +34,14 @@ from langgraph.graph.state import CompiledStateGraph
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from agent.consult import Consultant, Event, TurnResult, prepare_turn, turn_config, turn_result
+from agent.consult import Event, TurnResult, prepare_turn, turn_config, turn_result
 from agent.consult_lock import ConsultLocks, consult_locks
 from agent.deps import ConsultDeps
 from agent.errors import UserError
 from agent.graph import build_consult_graph
-from agent.sanitize import clean_payload
+from agent.sanitize import clean_payload, clean_text
 from agent.sessions import (
     aconsult_exists,
-    consult_exists,
     new_consult_id,
     open_async_checkpointer,
     thread_config,
@@ -53,6 +51,7 @@ from graphs.kb_layout import KBError, current_build
 from graphs.settings import Settings
 
 log = logging.getLogger("evigraph.serving")
+T = TypeVar("T")
 
 
 class ServeSettings(BaseSettings):
@@ -243,6 +242,29 @@ class ConsultService:
         state = await self._slot.graph.aget_state(thread_config(consult_id))  # type: ignore[arg-type]
         return clean_payload(list(state.values.get("turns", [])))  # KB text, shown by HTTP clients
 
+    async def use_kb(self, read: Callable[[KnowledgeBase], T]) -> T:
+        """``read(kb)`` on a worker thread over the newest published build (MCP's retrieval tools), which
+        stays open until ``read`` returns even if a live switch retires it meanwhile."""
+        return await self._read(await self._current_slot(), read)
+
+    async def evidence_texts(self, evidence_ids: list[str]) -> dict[str, str]:
+        """The passage text of each evidence id (what citations are shown with), from the KB in use (no
+        check for a newer build: the ids were just cited from this one)."""
+
+        def read(kb: KnowledgeBase) -> dict[str, str]:
+            found = kb.store.get_evidence(list(dict.fromkeys(evidence_ids)))
+            return {evidence_id: clean_text(record.text) for evidence_id, record in found.items()}
+
+        return await self._read(self._slot, read)
+
+    async def _read(self, slot: KbSlot, read: Callable[[KnowledgeBase], T]) -> T:
+        slot.users += 1
+        try:
+            return await asyncio.to_thread(read, slot.kb)
+        finally:
+            slot.users -= 1
+            self._close_if_idle(slot)
+
     async def checkpointer_ok(self) -> None:
         """Raise if the consult store cannot answer a read (for /readyz)."""
         await self.checkpointer.aget_tuple(thread_config("__readyz__"))  # type: ignore[arg-type]
@@ -290,50 +312,3 @@ def _same_dir(a: Path, b: Path) -> bool:
         return a.resolve() == b.resolve()
     except OSError:
         return a == b
-
-
-# ----- sync helpers for the Slack bot (a sync Consultant on worker threads) -----
-
-_LOCKS: WeakKeyDictionary[Consultant, threading.Lock] = WeakKeyDictionary()
-_REGISTRY_LOCK = threading.Lock()
-
-
-def turn_lock(consultant: Consultant) -> threading.Lock:
-    """The lock the sync front ends take around a turn on ``consultant`` (its graph runs one at a time)."""
-    with _REGISTRY_LOCK:
-        lock = _LOCKS.get(consultant)
-        if lock is None:
-            lock = _LOCKS[consultant] = threading.Lock()
-        return lock
-
-
-def run_turn(
-    consultant: Consultant,
-    question: str,
-    *,
-    consult_id: str | None = None,
-    task: str = "auto",
-    start_if_missing: bool = False,
-    on_event: Callable[[Event], None] | None = None,
-) -> TurnResult:
-    """``Consultant.ask`` under the consultant's lock (raises ``UserError`` for input a person can fix)."""
-    with turn_lock(consultant):
-        return consultant.ask(
-            question, consult_id=consult_id, task=task, on_event=on_event, start_if_missing=start_if_missing
-        )
-
-
-def evidence_texts(consultant: Consultant, evidence_ids: list[str]) -> dict[str, str]:
-    """The passage text of each cited evidence id (the KB store is read-only and thread-safe)."""
-    return consultant.evidence_texts(evidence_ids)
-
-
-def consult_turns(consultant: Consultant, consult_id: str) -> list[dict[str, Any]] | None:
-    """Every finished turn of a consult, or None when there is no such consult (no lock: a read)."""
-    if not consult_exists(consultant.checkpointer, consult_id):
-        return None
-    return consultant.history(consult_id)
-
-
-def known_consult(consultant: Consultant, consult_id: str) -> bool:
-    return consult_exists(consultant.checkpointer, consult_id)

@@ -109,6 +109,31 @@ class StubServer:
         return [user_prompt(r) for r in self.requests]
 
 
+HOLD_LIMIT_S = 120.0
+"""Longest a held request waits for its release (a bound, so a failed test cannot leave it hanging)."""
+
+
+@dataclass
+class HeldRequest:
+    """A responder that holds the first request mentioning ``marker`` until ``release()`` — its turn paused in
+    the middle of its graph, on an LLM call — and answers every request, that one too, with ``respond``."""
+
+    respond: Callable[[Body], Reply | list[Reply]]
+    marker: str
+    reached: threading.Event = field(default_factory=threading.Event)
+    """Set when the held request has come in."""
+    released: threading.Event = field(default_factory=threading.Event)
+
+    def __call__(self, body: Body) -> Reply | list[Reply]:
+        if not self.reached.is_set() and self.marker in json.dumps(body, ensure_ascii=False):
+            self.reached.set()
+            self.released.wait(HOLD_LIMIT_S)
+        return self.respond(body)
+
+    def release(self) -> None:
+        self.released.set()
+
+
 def step_of(body: Body) -> str:
     """Which agent step sent a request: a forced function names the schema; free tools mean planning."""
     if body.get("stream"):

@@ -5,6 +5,7 @@ starts it as a subprocess, as Claude Desktop or an IDE does) and once over strea
 What must hold for an MCP client: the four retrieval tools and ``consult`` are listed with their argument
 and result schemas; a call returns the tool's structured result; bad arguments come back as a tool error
 naming the problem, not a crash; and ``consult`` returns a cited answer whose citations resolve to passages.
+In process, over the real consult service: ``consult`` calls on different consults run side by side.
 """
 
 from __future__ import annotations
@@ -28,7 +29,12 @@ from typer.testing import CliRunner
 
 from agent.context import ConsultContext
 from agent.frontends.cli import app
+from agent.frontends.mcp_server import build_mcp_server
 from agent.nodes.answer import OFFLINE_LABEL, SAFETY_NOTE
+from graphs.kb import KnowledgeBase
+from tests.openai_stub import HOLD_LIMIT_S, HeldRequest, openai_stub
+from tests.test_agent_openai import consultant_for, router
+from tests.test_slack_bot import service_runner
 
 REPO = Path(__file__).resolve().parent.parent
 GOUT = "What is the treatment for gout?"
@@ -149,6 +155,43 @@ def test_mcp_over_streamable_http_with_the_sdk_client(http_server: str) -> None:
             return await exercise(client)
 
     check(asyncio.run(run()))
+
+
+def test_consult_calls_on_different_consults_run_side_by_side(
+    slice_kb: KnowledgeBase, slice_kb_root: Path, tmp_path: Path
+) -> None:
+    """While one ``consult`` call's turn is held in the middle of its graph (its LLM request unanswered), a
+    call on another consult runs its whole turn and returns; then the held one finishes too."""
+    uric_acid = "What medicines lower uric acid?"
+    with openai_stub() as stub:
+        hold = HeldRequest(router(), marker=GOUT)
+        stub.responder = hold
+        consultant = consultant_for(stub, slice_kb, slice_kb_root, tmp_path, timeout_s=HOLD_LIMIT_S)
+        runner = service_runner(consultant.settings, slice_kb, consultant.llm)
+
+        async def run() -> tuple[bool, Any, Any]:
+            async with Client(build_mcp_server(runner), read_timeout_seconds=START_S) as client:
+                held = asyncio.create_task(client.call_tool("consult", {"question": GOUT}))
+                assert await asyncio.to_thread(hold.reached.wait, HOLD_LIMIT_S), "no LLM call held"
+                other = await client.call_tool("consult", {"question": uric_acid})
+                still_held = not held.done() and not hold.released.is_set()
+                hold.release()
+                return still_held, other, await held
+
+        try:
+            still_held, other, held = asyncio.run(run())
+            assert still_held  # the other consult was answered while the first turn was still held
+            asked = {}
+            for result in (held, other):
+                assert not result.is_error, result.content
+                reply = result.structured_content
+                assert reply["status"] == "answered" and reply["answer"]["mode"] == "llm"
+                turns = runner.history(reply["consult_id"]) or []
+                asked[reply["consult_id"]] = [t["question"] for t in turns]
+        finally:
+            hold.release()
+            runner.close()
+    assert sorted(asked.values()) == [[GOUT], [uric_acid]]  # two consults, one turn each
 
 
 def test_a_wrong_transport_or_a_busy_port_is_a_one_line_error(slice_kb_root: Path) -> None:

@@ -1,11 +1,12 @@
 """The Slack bot end to end, offline: a real bolt ``App`` behind its WSGI adapter on 127.0.0.1, events signed
-with the signing secret and POSTed over HTTP, answers posted to a fake Slack Web API, and a real
-``Consultant`` over the slice KB with a SQLite checkpoint.
+with the signing secret and POSTed over HTTP, answers posted to a fake Slack Web API, and the real
+consult service (``ServiceRunner``) over the slice KB with a SQLite checkpoint.
 
 What must hold for a clinician in Slack: a mention gets a cited answer in its thread (offline label,
 citations, sources, KB version, safety note); a follow-up in the thread continues the same consult, also
 after the bot restarts; bad input gets a friendly message, a failure an apology and never a traceback; and
-a request not signed with the app's secret is refused without anything being posted.
+a request not signed with the app's secret is refused without anything being posted; and a thread whose turn
+is held up does not hold up another thread's.
 """
 
 from __future__ import annotations
@@ -21,10 +22,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from langchain_core.language_models import BaseChatModel
 from slack_sdk import WebClient
 from slack_sdk.signature import SignatureVerifier
 
-from agent.consult import Consultant
 from agent.frontends.slack_bot import (
     EMPTY_QUESTION_TEXT,
     EVENTS_PATH,
@@ -33,23 +34,27 @@ from agent.frontends.slack_bot import (
     slack_consult_id,
 )
 from agent.nodes.answer import OFFLINE_LABEL, SAFETY_NOTE
-from agent.sessions import consult_exists
+from agent.service_runner import ServiceRunner
+from agent.serving import ServeSettings
 from graphs.kb import KnowledgeBase
 from graphs.settings import Settings
 from tests.fake_slack_api import BOT_USER_ID, TEAM_ID, Call, FakeSlackApi, fake_slack_api, message_text
+from tests.openai_stub import HOLD_LIMIT_S, HeldRequest, openai_stub
+from tests.test_agent_openai import consultant_for, router
 
 TOKEN = "xoxb-test-token"
 SECRET = "test-signing-secret"
 CHANNEL = "C0CLINIC1"
 GOUT = "What is the treatment for gout?"
+URIC_ACID = "What medicines lower uric acid?"
 CARBURETOR = "What is the best treatment for a broken carburetor in a 1972 Volkswagen?"
 
 
 @dataclass
 class SlackBot:
-    """One running bot: its consultant, its HTTP server and the fake Slack API it talks to."""
+    """One running bot: its consult service, its HTTP server and the fake Slack API it talks to."""
 
-    consultant: Consultant
+    runner: ServiceRunner
     api: FakeSlackApi
     url: str
     stop: Any
@@ -122,10 +127,11 @@ def event_body(text: str, ts: str, thread_ts: str | None = None, **event: Any) -
 
 
 def start_bot(
-    api: FakeSlackApi, consultant: Consultant, task: str = "auto", streaming: str | None = None
+    api: FakeSlackApi, runner: ServiceRunner, task: str = "auto", streaming: str | None = None
 ) -> SlackBot:
+    """The bot on a free port, answering with ``runner`` (closed by ``stop``, as when the process ends)."""
     web = WebClient(token=TOKEN, base_url=api.base_url)
-    app = make_slack_app(consultant, TOKEN, SECRET, client=web, task=task, streaming=streaming)
+    app = make_slack_app(runner, TOKEN, SECRET, client=web, task=task, streaming=streaming)
     server = make_slack_server(app, "127.0.0.1", 0)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -133,14 +139,19 @@ def start_bot(
     def stop() -> None:
         server.shutdown()
         server.server_close()
+        runner.close()
 
-    return SlackBot(consultant, api, f"http://127.0.0.1:{server.server_address[1]}{EVENTS_PATH}", stop)
+    return SlackBot(runner, api, f"http://127.0.0.1:{server.server_address[1]}{EVENTS_PATH}", stop)
 
 
-def offline_consultant(kb: KnowledgeBase, kb_root: Path, data_dir: Path) -> Consultant:
-    """A fresh Consultant (as after a restart) keeping consults in ``data_dir/consults.sqlite``."""
-    settings = Settings(kb_dir=kb_root, data_dir=data_dir, llm_enabled=False)
-    return Consultant(settings, kb=kb, use_llm=False)
+def service_runner(settings: Settings, kb: KnowledgeBase, llm: BaseChatModel | None = None) -> ServiceRunner:
+    """The consult service the Slack bot runs on (limits from their defaults, not from a ``.env``)."""
+    return ServiceRunner(settings, ServeSettings(_env_file=None), kb=kb, llm=llm)
+
+
+def offline_runner(kb: KnowledgeBase, kb_root: Path, data_dir: Path) -> ServiceRunner:
+    """A fresh consult service (as after a restart) keeping consults in ``data_dir/consults.sqlite``."""
+    return service_runner(Settings(kb_dir=kb_root, data_dir=data_dir, llm_enabled=False), kb)
 
 
 @pytest.fixture()
@@ -153,7 +164,7 @@ def api() -> Iterator[FakeSlackApi]:
 def bot(
     api: FakeSlackApi, slice_kb: KnowledgeBase, slice_kb_root: Path, tmp_path: Path
 ) -> Iterator[SlackBot]:
-    running = start_bot(api, offline_consultant(slice_kb, slice_kb_root, tmp_path))
+    running = start_bot(api, offline_runner(slice_kb, slice_kb_root, tmp_path))
     yield running
     running.stop()
 
@@ -163,7 +174,7 @@ def test_a_mention_gets_a_cited_answer_in_its_thread(bot: SlackBot) -> None:
 
     answer = bot.answer_to(CHANNEL, "1700001000.000100")
     shown = message_text(answer)
-    kb_version = bot.consultant.kb.version
+    kb_version = bot.runner.kb.version
     assert f"*{OFFLINE_LABEL}*" in shown
     assert "[1]" in shown and "*Citations*" in shown and "] `E:" in shown
     assert "*Sources (" in shown and f"KB {kb_version}" in shown and "offline mode" in shown
@@ -171,7 +182,7 @@ def test_a_mention_gets_a_cited_answer_in_its_thread(bot: SlackBot) -> None:
     assert answer["args"]["text"]  # the plain-text fallback for notifications is never empty
     consult_id = slack_consult_id(TEAM_ID, CHANNEL, "1700001000.000100")
     assert f"consult `{consult_id}`" in shown
-    turns = bot.consultant.history(consult_id)
+    turns = bot.runner.history(consult_id)
     assert [t["question"] for t in turns] == [GOUT]  # the mention is not part of the question
     assert turns[0]["answer"]["status"] == "answered"
 
@@ -181,23 +192,23 @@ def test_a_thread_is_one_consult_across_follow_ups_and_a_restart(
 ) -> None:
     thread = "1700002000.000100"
     consult_id = slack_consult_id(TEAM_ID, CHANNEL, thread)
-    follow_up = "What medicines lower uric acid?"
-    first = start_bot(api, offline_consultant(slice_kb, slice_kb_root, tmp_path))
+    follow_up = URIC_ACID
+    first = start_bot(api, offline_runner(slice_kb, slice_kb_root, tmp_path))
     try:
         first.post(event_body(f"<@{BOT_USER_ID}> {GOUT}", ts=thread))
         first.answer_to(CHANNEL, thread)
         first.post(event_body(f"<@{BOT_USER_ID}> {follow_up}", ts="1700002001.000100", thread_ts=thread))
         first.answer_to(CHANNEL, thread, turn=2)
-        assert [t["question"] for t in first.consultant.history(consult_id)] == [GOUT, follow_up]
+        assert [t["question"] for t in first.runner.history(consult_id)] == [GOUT, follow_up]
     finally:
         first.stop()
 
-    restarted = start_bot(api, offline_consultant(slice_kb, slice_kb_root, tmp_path))
+    restarted = start_bot(api, offline_runner(slice_kb, slice_kb_root, tmp_path))
     try:
         restarted.post(event_body(f"<@{BOT_USER_ID}> {CARBURETOR}", ts="1700002002.000100", thread_ts=thread))
         shown = message_text(restarted.answer_to(CHANNEL, thread, turn=3))
         assert f"consult `{consult_id}`" in shown and "*Insufficient evidence*" in shown
-        turns = restarted.consultant.history(consult_id)
+        turns = restarted.runner.history(consult_id)
         assert [t["question"] for t in turns] == [GOUT, follow_up, CARBURETOR]
     finally:
         restarted.stop()
@@ -208,7 +219,7 @@ def test_a_question_the_kb_does_not_cover_says_insufficient_evidence(bot: SlackB
 
     shown = message_text(bot.answer_to(CHANNEL, "1700003000.000100"))
     assert "*Insufficient evidence*" in shown and "· insufficient ·" in shown
-    assert SAFETY_NOTE in shown and f"KB {bot.consultant.kb.version}" in shown
+    assert SAFETY_NOTE in shown and f"KB {bot.runner.kb.version}" in shown
 
 
 def test_an_empty_mention_gets_a_friendly_prompt_and_starts_no_consult(bot: SlackBot) -> None:
@@ -219,7 +230,7 @@ def test_an_empty_mention_gets_a_friendly_prompt_and_starts_no_consult(bot: Slac
     assert reply["args"]["thread_ts"] == "1700004000.000100"
     assert bot.api.calls_to("chat.update") == []
     consult_id = slack_consult_id(TEAM_ID, CHANNEL, "1700004000.000100")
-    assert not consult_exists(bot.consultant.checkpointer, consult_id)
+    assert not bot.runner.exists(consult_id)
 
 
 def test_a_direct_message_is_answered_and_message_edits_are_not(bot: SlackBot) -> None:
@@ -248,7 +259,7 @@ def test_a_bad_signature_or_a_replayed_request_is_refused_and_nothing_is_posted(
 def test_input_errors_are_shown_as_written_and_failures_as_an_apology(
     api: FakeSlackApi, slice_kb: KnowledgeBase, slice_kb_root: Path, tmp_path: Path
 ) -> None:
-    misconfigured = start_bot(api, offline_consultant(slice_kb, slice_kb_root, tmp_path), task="radiology")
+    misconfigured = start_bot(api, offline_runner(slice_kb, slice_kb_root, tmp_path), task="radiology")
     try:
         misconfigured.post(event_body(f"<@{BOT_USER_ID}> {GOUT}", ts="1700007000.000100"))
         shown = message_text(misconfigured.answer_to(CHANNEL, "1700007000.000100"))
@@ -256,15 +267,49 @@ def test_input_errors_are_shown_as_written_and_failures_as_an_apology(
     finally:
         misconfigured.stop()
 
-    broken = offline_consultant(slice_kb, slice_kb_root, tmp_path / "broken")
-    broken.checkpointer.conn.close()  # type: ignore[attr-defined]  # the consult store goes away
+    broken = offline_runner(slice_kb, slice_kb_root, tmp_path / "broken")
+    broken.call(broken.service.checkpointer.conn.close())  # type: ignore[attr-defined]  # the store goes away
     failing = start_bot(api, broken)
     try:
         failing.post(event_body(f"<@{BOT_USER_ID}> {GOUT}", ts="1700007001.000100"))
         shown = message_text(failing.answer_to(CHANNEL, "1700007001.000100"))
         assert shown == (
-            ":x: Sorry — something went wrong while answering (ProgrammingError). "
+            ":x: Sorry — something went wrong while answering (ValueError). "
             "The consult was kept: ask again in this thread to continue."
         )
     finally:
         failing.stop()
+
+
+def test_a_held_up_turn_does_not_hold_up_another_threads_turn(
+    api: FakeSlackApi, slice_kb: KnowledgeBase, slice_kb_root: Path, tmp_path: Path
+) -> None:
+    """Two threads, two consults: while the first thread's turn is held in the middle of its graph (its LLM
+    request unanswered), the second thread's whole turn runs and is answered; then the first one is."""
+    held, other = "1700008000.000100", "1700008001.000100"
+    with openai_stub() as stub:
+        hold = HeldRequest(router(), marker=GOUT)
+        stub.responder = hold
+        consultant = consultant_for(stub, slice_kb, slice_kb_root, tmp_path, timeout_s=HOLD_LIMIT_S)
+        bot = start_bot(api, service_runner(consultant.settings, slice_kb, consultant.llm))
+        try:
+            bot.post(event_body(f"<@{BOT_USER_ID}> {GOUT}", ts=held))
+            assert hold.reached.wait(HOLD_LIMIT_S), "the first turn never reached its LLM call"
+            bot.post(event_body(f"<@{BOT_USER_ID}> {URIC_ACID}", ts=other))
+            assert "llm mode" in message_text(bot.answer_to(CHANNEL, other))
+            [working] = [c for c in api.calls_to("chat.postMessage") if c["args"]["thread_ts"] == held]
+            edits = [
+                c["args"]["text"] for c in api.calls_to("chat.update") if c["args"]["ts"] == working["ts"]
+            ]
+            assert all(text.startswith(":hourglass") for text in edits)  # still working, not answered
+            assert not hold.released.is_set()
+            hold.release()
+            assert "llm mode" in message_text(bot.answer_to(CHANNEL, held))
+            asked = {ts: bot.runner.history(slack_consult_id(TEAM_ID, CHANNEL, ts)) for ts in (held, other)}
+        finally:
+            hold.release()
+            bot.stop()
+    assert {ts: [t["question"] for t in turns or []] for ts, turns in asked.items()} == {
+        held: [GOUT],
+        other: [URIC_ACID],
+    }

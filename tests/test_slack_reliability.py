@@ -3,7 +3,7 @@ and an LLM error that quotes the API key.
 
 Same set-up as tests/test_slack_bot.py: a real bolt ``App`` behind its WSGI adapter on 127.0.0.1, signed
 events POSTed over HTTP, a fake Slack Web API that can rate-limit a method as Slack does (HTTP 429 with
-``Retry-After``), and a real ``Consultant`` over the slice KB with consults in a SQLite file.
+``Retry-After``), and the real consult service over the slice KB with consults in a SQLite file.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ import pytest
 from langchain_openai import ChatOpenAI
 from slack_sdk import WebClient
 
-from agent.consult import Consultant
 from agent.frontends.slack_bot import (
     ASSISTANT_STATUS,
     SUGGESTED_PROMPTS,
@@ -25,6 +24,7 @@ from agent.frontends.slack_bot import (
     slack_consult_id,
 )
 from agent.frontends.slack_deliveries import DeliveryLog, message_key
+from agent.llm import make_chat_model
 from agent.nodes.answer import OFFLINE_LABEL
 from agent.sessions import open_checkpointer
 from graphs.kb import KnowledgeBase
@@ -47,7 +47,8 @@ from tests.test_slack_bot import (
     TOKEN,
     SlackBot,
     event_body,
-    offline_consultant,
+    offline_runner,
+    service_runner,
     start_bot,
 )
 
@@ -77,20 +78,20 @@ def test_a_redelivery_after_a_restart_is_not_answered_twice(
 ) -> None:
     thread = "1700010000.000100"
     event = event_body(f"<@{BOT_USER_ID}> {GOUT}", ts=thread)
-    first = start_bot(api, offline_consultant(slice_kb, slice_kb_root, tmp_path))
+    first = start_bot(api, offline_runner(slice_kb, slice_kb_root, tmp_path))
     try:
         first.post(event)
         first.answer_to(CHANNEL, thread)
     finally:
         first.stop()
 
-    restarted = start_bot(api, offline_consultant(slice_kb, slice_kb_root, tmp_path))
+    restarted = start_bot(api, offline_runner(slice_kb, slice_kb_root, tmp_path))
     try:
         assert restarted.post(event) == 200  # Slack's retry of the same event_id, after the restart
         sync(restarted)
         assert len(replies_in(api, CHANNEL, thread)) == 1
         consult_id = slack_consult_id(TEAM_ID, CHANNEL, thread)
-        assert [t["question"] for t in restarted.consultant.history(consult_id)] == [GOUT]
+        assert [t["question"] for t in restarted.runner.history(consult_id)] == [GOUT]
     finally:
         restarted.stop()
 
@@ -144,7 +145,7 @@ def test_an_edit_refused_for_good_is_posted_as_a_new_message_and_the_placeholder
     assert f"*{OFFLINE_LABEL}*" in shown and "Sorry" not in shown  # the answer, not an apology
     assert len(bot.api.calls_to("chat.update", refused=True)) >= 4  # the first try + 3 retries
     consult_id = slack_consult_id(TEAM_ID, CHANNEL, thread)
-    assert bot.consultant.history(consult_id)[0]["answer"]["status"] == "answered"
+    assert bot.runner.history(consult_id)[0]["answer"]["status"] == "answered"
 
 
 def test_an_llm_error_quoting_the_api_key_never_reaches_slack(
@@ -154,18 +155,20 @@ def test_an_llm_error_quoting_the_api_key_never_reaches_slack(
     with openai_stub() as stub:
         stub.responder = lambda body: error_reply(401, f"Invalid header 'Authorization: Bearer {key}'")
         settings = llm_settings(stub, key, slice_kb_root, tmp_path)
-        consultant = Consultant(settings, kb=slice_kb)
-        assert isinstance(consultant.llm, ChatOpenAI)
-        running = start_bot(api, consultant)
+        llm = make_chat_model(settings)
+        assert isinstance(llm, ChatOpenAI)
+        running = start_bot(api, service_runner(settings, slice_kb, llm))
         try:
             running.post(event_body(f"<@{BOT_USER_ID}> {GOUT}", ts="1700015000.000100"))
             running.answer_to(CHANNEL, "1700015000.000100")
+            turns = running.runner.history(slack_consult_id(TEAM_ID, CHANNEL, "1700015000.000100"))
         finally:
             running.stop()
         assert stub.requests
     sent = json.dumps(api.calls, ensure_ascii=False)  # every placeholder, progress edit and answer sent
     assert key not in sent and f"*{OFFLINE_LABEL}*" in sent  # the offline fallback answer was shown
-    turn = consultant.history(slack_consult_id(TEAM_ID, CHANNEL, "1700015000.000100"))[0]
+    assert turns is not None
+    turn = turns[0]
     assert "Bearer ***" in turn["answer"]["fallback"]  # the reason is kept for the trace, masked
 
 
@@ -175,22 +178,23 @@ def test_socket_mode_takes_events_over_a_websocket_acks_them_and_answers(
     socket_end = FakeSocketModeServer()
     api = FakeSlackApi(TOKEN, app_token=APP_TOKEN, socket_url=socket_end.url)
     api.start()
-    consultant = offline_consultant(slice_kb, slice_kb_root, tmp_path)
+    runner = offline_runner(slice_kb, slice_kb_root, tmp_path)
     web = WebClient(token=TOKEN, base_url=api.base_url)
-    handler = make_socket_mode_handler(make_slack_app(consultant, TOKEN, "", client=web), APP_TOKEN)
+    handler = make_socket_mode_handler(make_slack_app(runner, TOKEN, "", client=web), APP_TOKEN)
     try:
         handler.connect()  # apps.connections.open with the app token, then the WebSocket
         socket_end.wait_connected()
         ts = "1700016000.000100"
         socket_end.push(event_body(f"<@{BOT_USER_ID}> {GOUT}", ts=ts), envelope_id="env-0001")
         socket_end.wait_ack("env-0001")
-        answer = SlackBot(consultant, api, "", lambda: None).answer_to(CHANNEL, ts)
+        answer = SlackBot(runner, api, "", lambda: None).answer_to(CHANNEL, ts)
         assert f"*{OFFLINE_LABEL}*" in message_text(answer)
         assert len(api.calls_to("apps.connections.open")) == 1
     finally:
         handler.close()
         socket_end.stop()
         api.stop()
+        runner.close()
 
 
 def test_the_assistant_panel_suggests_questions_and_answers_in_its_thread_with_a_status(
@@ -220,7 +224,7 @@ def test_the_assistant_panel_suggests_questions_and_answers_in_its_thread_with_a
     status = bot.api.calls_to("assistant.threads.setStatus")
     assert [c["args"]["status"] for c in status] == [ASSISTANT_STATUS]
     consult_id = slack_consult_id(TEAM_ID, "D0ASSIST1", panel["thread_ts"])
-    assert [t["question"] for t in bot.consultant.history(consult_id)] == [GOUT]
+    assert [t["question"] for t in bot.runner.history(consult_id)] == [GOUT]
 
 
 def test_deliveries_are_claimed_once_across_processes_in_postgres(postgres_database_url: str) -> None:  # noqa: F811

@@ -1,6 +1,6 @@
 """Slack's native chat streaming end to end: slack_sdk's real ``WebClient`` against the fake Slack Web API on
 127.0.0.1, which implements ``chat.startStream`` / ``chat.appendStream`` / ``chat.stopStream`` (a thread reply
-whose text grows), and a real ``Consultant`` over the slice KB.
+whose text grows), and the real consult service over the slice KB.
 
 What must hold for a clinician: the reply streams its progress and ends with the cited answer, shown exactly
 once in the thread whatever Slack does midway (rate limits are waited out, a broken stream still ends in the
@@ -40,7 +40,8 @@ from tests.test_slack_bot import (
     TOKEN,
     SlackBot,
     event_body,
-    offline_consultant,
+    offline_runner,
+    service_runner,
     start_bot,
 )
 
@@ -65,7 +66,7 @@ def every_step_appends(monkeypatch: pytest.MonkeyPatch) -> None:
 def streaming_bot(
     streaming_api: FakeSlackApi, slice_kb: KnowledgeBase, slice_kb_root: Path, tmp_path: Path
 ) -> Iterator[SlackBot]:
-    running = start_bot(streaming_api, offline_consultant(slice_kb, slice_kb_root, tmp_path))
+    running = start_bot(streaming_api, offline_runner(slice_kb, slice_kb_root, tmp_path))
     yield running
     running.stop()
 
@@ -111,14 +112,14 @@ def test_native_streaming_shows_the_steps_as_they_run_then_the_answer_once(
     consult_id = slack_consult_id(TEAM_ID, CHANNEL, ts)
     assert f"consult `{consult_id}`" in answer
     assert api.calls_to("chat.postMessage") == [] and api.calls_to("chat.update") == []  # once, in the stream
-    assert streaming_bot.consultant.history(consult_id)[0]["answer"]["status"] == "answered"
+    assert streaming_bot.runner.history(consult_id)[0]["answer"]["status"] == "answered"
 
 
 def test_auto_falls_back_to_edits_where_slack_has_no_streaming_and_remembers_it(
     api: FakeSlackApi, slice_kb: KnowledgeBase, slice_kb_root: Path, tmp_path: Path
 ) -> None:
     assert not api.streaming  # the tests' default fake: chat.startStream answers unknown_method
-    bot = start_bot(api, offline_consultant(slice_kb, slice_kb_root, tmp_path), streaming="auto")
+    bot = start_bot(api, offline_runner(slice_kb, slice_kb_root, tmp_path), streaming="auto")
     try:
         for ts in ("1700031000.000100", "1700031001.000100"):
             bot.post(event_body(f"<@{BOT_USER_ID}> {GOUT}", ts=ts))
@@ -136,7 +137,7 @@ def test_native_mode_keeps_trying_and_edits_mode_never_streams(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    native = start_bot(api, offline_consultant(slice_kb, slice_kb_root, tmp_path), streaming="native")
+    native = start_bot(api, offline_runner(slice_kb, slice_kb_root, tmp_path), streaming="native")
     try:
         for ts in ("1700032000.000100", "1700032001.000100"):
             native.post(event_body(f"<@{BOT_USER_ID}> {GOUT}", ts=ts))
@@ -146,7 +147,7 @@ def test_native_mode_keeps_trying_and_edits_mode_never_streams(
     assert len(api.calls_to("chat.startStream")) == 2
 
     monkeypatch.setenv(STREAMING_ENV, "edits")
-    edits = start_bot(streaming_api, offline_consultant(slice_kb, slice_kb_root, tmp_path / "e"))
+    edits = start_bot(streaming_api, offline_runner(slice_kb, slice_kb_root, tmp_path / "e"))
     try:
         edits.post(event_body(f"<@{BOT_USER_ID}> {GOUT}", ts="1700032002.000100"))
         assert f"*{OFFLINE_LABEL}*" in block_text(
@@ -158,7 +159,7 @@ def test_native_mode_keeps_trying_and_edits_mode_never_streams(
 
     monkeypatch.setenv(STREAMING_ENV, "sometimes")
     with pytest.raises(UserError, match=r"EVIGRAPH_SLACK_STREAMING='sometimes' .* auto, native, edits"):
-        make_slack_app(native.consultant, TOKEN, SECRET, client=WebClient(token=TOKEN, base_url=api.base_url))
+        make_slack_app(native.runner, TOKEN, SECRET, client=WebClient(token=TOKEN, base_url=api.base_url))
 
 
 def test_rate_limits_midway_are_waited_out_and_no_line_is_lost_or_doubled(
@@ -197,7 +198,7 @@ def test_a_stream_broken_midway_still_ends_in_the_answer_exactly_once(
     assert f"*{OFFLINE_LABEL}*" in block_text(shown["blocks"]) and not shown["streaming"]
     assert api.calls_to("chat.postMessage") == []
     consult_id = slack_consult_id(TEAM_ID, CHANNEL, ts)
-    assert streaming_bot.consultant.history(consult_id)[0]["answer"]["status"] == "answered"
+    assert streaming_bot.runner.history(consult_id)[0]["answer"]["status"] == "answered"
 
 
 def test_a_stream_that_cannot_be_stopped_nor_edited_is_replaced_by_a_posted_answer(
@@ -228,11 +229,12 @@ def test_an_llm_draft_streams_and_is_replaced_by_the_checked_answer(
     with openai_stub() as stub:
         stub.responder = router(answer=[answer_citing(draft)])
         consultant = consultant_for(stub, slice_kb, slice_kb_root, tmp_path)
-        bot = start_bot(streaming_api, consultant)
+        bot = start_bot(streaming_api, service_runner(consultant.settings, slice_kb, consultant.llm))
         ts = "1700036000.000100"
         try:
             bot.post(event_body(f"<@{BOT_USER_ID}> {GOUT}", ts=ts))
             update = wait_finished(streaming_api, "chat.update")
+            turns = bot.runner.history(slack_consult_id(TEAM_ID, CHANNEL, ts))
         finally:
             bot.stop()
     streamed = "".join(
@@ -245,7 +247,7 @@ def test_an_llm_draft_streams_and_is_replaced_by_the_checked_answer(
     final = block_text(shown["blocks"]) + shown["text"]
     assert "NSAIDs treat gout attacks [1]" in final and "llm mode" in final
     assert "Unicorn horn" not in final and "1 unsupported claim(s) removed." in final
-    answer = consultant.history(slack_consult_id(TEAM_ID, CHANNEL, ts))[0]["answer"]
+    answer = (turns or [{}])[0]["answer"]
     assert answer["mode"] == "llm" and answer["removed_claims"]
 
 

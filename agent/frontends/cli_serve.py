@@ -1,9 +1,10 @@
 """``evigraph slack`` and ``evigraph serve``: run the Slack bot or the HTTP API in the foreground.
 
-Both build their ``Consultant`` as ``evigraph ask`` does (default KB built on first use, ``--offline`` to
-ignore a configured LLM) and report setup problems (missing Slack secrets, a refused token, a busy port) as
-one-line errors before they start listening. They bind to 127.0.0.1 unless told otherwise: neither has TLS,
-and the HTTP API has no authentication, so anything public goes through a TLS proxy.
+Both serve consults as ``evigraph ask`` does (default KB built on first use, ``--offline`` to ignore a
+configured LLM), through the one async consult service (``agent.serving``), and report setup problems
+(missing Slack secrets, a refused token, a busy port) as one-line errors before they start listening. They
+bind to 127.0.0.1 unless told otherwise: neither has TLS, and the HTTP API has no authentication, so
+anything public goes through a TLS proxy.
 """
 
 from __future__ import annotations
@@ -13,14 +14,17 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 from socketserver import BaseServer
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 
 from agent.errors import UserError, user_errors
-from agent.frontends.cli_kb import open_consultant
-from graphs.settings import load_settings
+from agent.frontends.cli_kb import ensure_default_kb, open_consultant
+from graphs.settings import Settings, load_settings
+
+if TYPE_CHECKING:
+    from agent.service_runner import ServiceRunner
 
 Host = Annotated[str, typer.Option(help="Address to listen on (keep 127.0.0.1 behind a TLS proxy).")]
 Offline = Annotated[bool, typer.Option("--offline", help="Do not use an LLM even if one is configured.")]
@@ -65,27 +69,46 @@ def slack(
                 "OAuth & Permissions → Bot User OAuth Token; Basic Information → Signing Secret, or "
                 "App-Level Tokens with connections:write for --socket)."
             )
-        consultant = open_consultant(settings, offline)
-        try:
-            signing = secret.get_secret_value() if secret is not None else ""
-            slack_app = make_slack_app(
-                consultant, token.get_secret_value(), signing, streaming=settings.slack_streaming
-            )
-        except (BoltError, SlackApiError) as exc:
-            raise UserError(f"Slack did not accept the bot token ({exc}). Check SLACK_BOT_TOKEN.") from None
-        except OSError as exc:
-            raise UserError(f"Could not reach Slack to check the bot token ({exc}).") from None
-        if socket and settings.slack_app_token is not None:
-            handler = make_socket_mode_handler(slack_app, settings.slack_app_token.get_secret_value())
-            Console(stderr=True).print(f"[dim]Slack Socket Mode · {consultant.mode} mode · Ctrl-C to stop")
+        runner = open_runner(settings, offline)
+    try:
+        with user_errors():
             try:
-                handler.start()  # blocks; reconnects by itself
-            except KeyboardInterrupt:
-                handler.close()
-            return
-        server = _listen(lambda: make_slack_server(slack_app, host, port), host, port)
-    where = f"http://{host}:{port}{EVENTS_PATH}"
-    _serve(server, f"Slack events at {where} · {consultant.mode} mode · KB {consultant.kb.version}")
+                signing = secret.get_secret_value() if secret is not None else ""
+                slack_app = make_slack_app(
+                    runner, token.get_secret_value(), signing, streaming=settings.slack_streaming
+                )
+            except (BoltError, SlackApiError) as exc:
+                raise UserError(
+                    f"Slack did not accept the bot token ({exc}). Check SLACK_BOT_TOKEN."
+                ) from None
+            except OSError as exc:
+                raise UserError(f"Could not reach Slack to check the bot token ({exc}).") from None
+            if socket and settings.slack_app_token is not None:
+                handler = make_socket_mode_handler(slack_app, settings.slack_app_token.get_secret_value())
+                mode = runner.service.mode
+                Console(stderr=True).print(f"[dim]Slack Socket Mode · {mode} mode · Ctrl-C to stop")
+                try:
+                    handler.start()  # blocks; reconnects by itself
+                except KeyboardInterrupt:
+                    handler.close()
+                return
+            server = _listen(lambda: make_slack_server(slack_app, host, port), host, port)
+        where = f"http://{host}:{port}{EVENTS_PATH}"
+        _serve(server, f"Slack events at {where} · {runner.service.mode} mode · KB {runner.kb.version}")
+    finally:
+        runner.close()
+
+
+def open_runner(settings: Settings, offline: bool = False) -> ServiceRunner:
+    """The consult service of the Slack bot and the MCP server (the HTTP API's, on its own loop thread):
+    the configured KB — the default one built on first use — live-switched, and the LLM unless ``offline``."""
+    from agent.llm import make_chat_model
+    from agent.service_runner import ServiceRunner
+    from agent.serving import ServeSettings
+
+    if settings.kb_dir is None:
+        ensure_default_kb(settings)
+    return ServiceRunner(settings, ServeSettings(), llm=None if offline else make_chat_model(settings))
 
 
 def serve(

@@ -31,7 +31,7 @@ def mcp(
     kb_dir: Annotated[Path | None, typer.Option("--kb-dir", help="Knowledge-base root.")] = None,
 ) -> None:
     """MCP server: the four retrieval tools and `consult`, for any MCP client (stdio or streamable HTTP)."""
-    from agent.frontends.cli_kb import open_consultant
+    from agent.frontends.cli_serve import open_runner
 
     err = Console(stderr=True)
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -43,17 +43,23 @@ def mcp(
             check_port_free(host, port)
         from agent.frontends.mcp_server import MCP_PATH, build_mcp_server
 
-        server = build_mcp_server(open_consultant(settings, offline))
-    if transport == "stdio":
-        server.run("stdio")
-        return
-    if not is_loopback(host):
-        err.print(f"[yellow]Warning: the MCP server on {host} has no authentication; keep it behind a proxy.")
-    err.print(f"[dim]EviGraph MCP at http://{host}:{port}{MCP_PATH} · Ctrl-C to stop")
+        runner = open_runner(settings, offline)
     try:
-        server.run("streamable-http", host=host, port=port, streamable_http_path=MCP_PATH)
-    except KeyboardInterrupt:
-        err.print("[dim]stopped.")
+        server = build_mcp_server(runner)
+        if transport == "stdio":
+            server.run("stdio")
+            return
+        if not is_loopback(host):
+            err.print(
+                f"[yellow]Warning: the MCP server on {host} has no authentication; keep it behind a proxy."
+            )
+        err.print(f"[dim]EviGraph MCP at http://{host}:{port}{MCP_PATH} · Ctrl-C to stop")
+        try:
+            server.run("streamable-http", host=host, port=port, streamable_http_path=MCP_PATH)
+        except KeyboardInterrupt:
+            err.print("[dim]stopped.")
+    finally:
+        runner.close()
 
 
 def is_loopback(host: str) -> bool:

@@ -11,8 +11,10 @@ Why the tools' arguments are flattened: MCP clients show and fill a tool's top-l
 request model's fields become the tool's parameters (constraints and descriptions kept), and the model
 itself validates the call again (its cross-field checks included) before the tool runs.
 
-Work runs in a worker thread under the consultant's turn lock (``agent.serving``): the KB's SQLite store
-must not be used from two threads at once, and the event loop stays free for other MCP requests.
+Work runs in the consult service the HTTP API uses (``agent.service_runner``), waited for on a worker thread
+so the event loop stays free for other MCP requests: ``consult`` calls on different consults run side by
+side (each consult one turn at a time, across processes), and the retrieval tools read the newest published
+KB build without waiting for any turn.
 """
 
 from __future__ import annotations
@@ -30,10 +32,11 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field, ValidationError
 
-from agent.consult import Consultant, Event
+from agent.consult import Event
 from agent.errors import UserError
 from agent.frontends.render import event_line
-from agent.serving import evidence_texts, run_turn, turn_lock
+from agent.service_runner import ServiceRunner
+from agent.serving import UnknownConsult
 from graphs.kb import KnowledgeBase
 from tools.common import ToolInputError
 from tools.evidence_rank import EvidenceRankResult, evidence_rank, evidence_rank_tool
@@ -74,15 +77,15 @@ class ConsultReply(BaseModel):
     seconds: float
 
 
-def build_mcp_server(consultant: Consultant) -> MCPServer:
-    """An MCP server over ``consultant``'s KB: the four retrieval tools and ``consult``."""
+def build_mcp_server(runner: ServiceRunner) -> MCPServer:
+    """An MCP server over ``runner``'s consult service: the four retrieval tools and ``consult``."""
     server: MCPServer = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS, log_level="WARNING")
     for make_tool, fn, result_model in RETRIEVAL_TOOLS:
-        described = make_tool(consultant.kb)
+        described = make_tool(runner.kb)  # names, descriptions and schemas only
         request_model = described.args_schema
         assert isinstance(request_model, type) and issubclass(request_model, BaseModel)
         server.add_tool(
-            retrieval_tool(consultant, fn, request_model, result_model, described.name),
+            retrieval_tool(runner, fn, request_model, result_model, described.name),
             name=described.name,
             description=described.description,
             structured_output=True,
@@ -95,20 +98,21 @@ def build_mcp_server(consultant: Consultant) -> MCPServer:
 
         task: auto (detected), clinical, mcq (exam question with options), check_reply (check a colleague's
         reply) or audit (audit a decision). consult_id: continue that consult (a follow-up question)."""
-        return await run_consult(consultant, question, consult_id, task, ctx)
+        return await run_consult(runner, question, consult_id, task, ctx)
 
     server.add_tool(consult, name="consult", structured_output=True)
     return server
 
 
 def retrieval_tool(
-    consultant: Consultant,
+    runner: ServiceRunner,
     fn: ToolFn,
     request_model: type[BaseModel],
     result_model: type[BaseModel],
     name: str,
 ) -> Callable[..., Any]:
-    """An async tool function whose parameters are ``request_model``'s fields, running ``fn`` on the KB."""
+    """An async tool function whose parameters are ``request_model``'s fields, running ``fn`` on the KB in use
+    (a pure read: it waits for no turn)."""
 
     async def call(**arguments: Any) -> BaseModel:
         try:
@@ -117,8 +121,7 @@ def retrieval_tool(
             raise ToolError(f"Invalid arguments for {name}: {exc}") from None
 
         def run() -> BaseModel:
-            with turn_lock(consultant):
-                return fn(consultant.kb, request)
+            return runner.use_kb(lambda kb: fn(kb, request))
 
         try:
             return await anyio.to_thread.run_sync(run)
@@ -144,9 +147,9 @@ def flat_signature(request_model: type[BaseModel], result_model: type[BaseModel]
 
 
 async def run_consult(
-    consultant: Consultant, question: str, consult_id: str | None, task: str, ctx: Context
+    runner: ServiceRunner, question: str, consult_id: str | None, task: str, ctx: Context
 ) -> ConsultReply:
-    """One turn in a worker thread; its steps are sent to the client as progress notifications."""
+    """One turn, waited for in a worker thread; its steps are sent to the client as progress notifications."""
     steps = 0
 
     def progress(event: Event) -> None:
@@ -160,10 +163,8 @@ async def run_consult(
             log.debug("progress not sent: %s", exc)
 
     def turn() -> ConsultReply:
-        result = run_turn(
-            consultant, question, consult_id=consult_id, task=task, start_if_missing=False, on_event=progress
-        )
-        cited = evidence_texts(consultant, list(result.answer.get("evidence_ids", [])))
+        result = runner.ask(question, consult_id=consult_id, task=task, on_event=progress)
+        cited = runner.evidence_texts(list(result.answer.get("evidence_ids", [])))
         return ConsultReply(
             consult_id=result.consult_id,
             status=str(result.answer.get("status", "")),
@@ -176,5 +177,7 @@ async def run_consult(
 
     try:
         return await anyio.to_thread.run_sync(turn)
+    except UnknownConsult:  # the service's message names the HTTP route
+        raise ToolError(f"No consult '{consult_id}'. Call consult without consult_id to start one.") from None
     except UserError as exc:  # bad input: the message says what to do
         raise ToolError(str(exc)) from None

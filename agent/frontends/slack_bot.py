@@ -11,6 +11,8 @@ Where the workspace has Slack's native chat streaming, the reply is a streamed m
 the steps and the draft and finished with the answer (``agent.frontends.slack_stream``; setting
 ``EVIGRAPH_SLACK_STREAMING``).
 Bolt acknowledges each event before the listener runs (in its thread pool), so Slack never waits on a turn.
+Turns run in the consult service the HTTP API uses (``agent.service_runner``): threads of different consults
+are answered side by side, each consult one turn at a time, on the newest published KB build.
 
 Errors: a ``UserError`` is shown as it is (its message is written for people); anything else is logged with
 its traceback and Slack gets a short apology saying the consult was kept.
@@ -44,7 +46,7 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
 
-from agent.consult import Consultant, Event
+from agent.consult import Event
 from agent.errors import UserError
 from agent.frontends.render import event_line
 from agent.frontends.slack_deliveries import DeliveryLog, message_key
@@ -56,7 +58,7 @@ from agent.frontends.slack_stream import (
     streaming_mode,
     without_rate_limit_retries,
 )
-from agent.serving import evidence_texts, run_turn
+from agent.service_runner import ServiceRunner
 
 log = logging.getLogger("evigraph.slack")
 
@@ -112,10 +114,10 @@ def from_a_bot(event: dict[str, Any], bot_user_id: str | None) -> bool:
 class SlackConsults:
     """The listeners: take a message, run its turn in the thread's consult, edit the reply into the answer."""
 
-    def __init__(self, consultant: Consultant, task: str = "auto", streaming: str | None = None) -> None:
-        self.consultant = consultant
+    def __init__(self, runner: ServiceRunner, task: str = "auto", streaming: str | None = None) -> None:
+        self.runner = runner
         self.task = task
-        self.deliveries = DeliveryLog(consultant.checkpointer)
+        self.deliveries = DeliveryLog(runner.checkpointer)  # a sync connection to the same consult store
         self.streaming = StreamingChoice(streaming)
 
     def on_app_mention(self, body: dict[str, Any], event: dict[str, Any], context: BoltContext) -> None:
@@ -172,15 +174,10 @@ class SlackConsults:
     ) -> tuple[str, list[dict[str, Any]] | None]:
         """The reply: the cited answer, or the input error as written, or an apology — never raised."""
         try:
-            result = run_turn(
-                self.consultant,
-                question,
-                consult_id=consult_id,
-                task=self.task,
-                start_if_missing=True,
-                on_event=on_event,
+            result = self.runner.ask(
+                question, consult_id=consult_id, task=self.task, start_if_missing=True, on_event=on_event
             )
-            cited = evidence_texts(self.consultant, list(result.answer.get("evidence_ids", [])))
+            cited = self.runner.evidence_texts(list(result.answer.get("evidence_ids", [])))
         except UserError as exc:
             return f":warning: {escape(str(exc))}", None
         except Exception as exc:
@@ -198,8 +195,9 @@ class SlackConsults:
         """Edit the "working…" message with the current step, or the answer as it is written (LLM mode), at
         most every few seconds (Slack rate-limits ``chat.update``), never failing nor delaying the turn.
 
-        Progress edits go through a client without rate-limit retries: the turn runs in the same thread,
-        so a retry would stall it for ``Retry-After``; a refused edit instead pauses progress that long."""
+        Progress edits go through a client without rate-limit retries: they run on the thread waiting for the
+        turn, so a retry would hold up its events for ``Retry-After``; a refused edit pauses progress that
+        long instead."""
         client = without_rate_limit_retries(client)
         last = time.monotonic()
         draft: list[str] = []
@@ -237,7 +235,7 @@ def with_rate_limit_retries(client: WebClient) -> WebClient:
 
 
 def make_slack_app(
-    consultant: Consultant,
+    runner: ServiceRunner,
     token: str,
     signing_secret: str,
     client: WebClient | None = None,
@@ -253,7 +251,7 @@ def make_slack_app(
     streaming = streaming_mode(streaming)  # a bad setting is reported before Slack is contacted
     web = with_rate_limit_retries(client or WebClient(token=token))
     app = App(client=web, signing_secret=signing_secret, name="evigraph")
-    consults = SlackConsults(consultant, task=task, streaming=streaming)
+    consults = SlackConsults(runner, task=task, streaming=streaming)
     app.use(assistant_panel(consults))  # first: it takes the messages of assistant threads
     app.event("app_mention")(consults.on_app_mention)
     app.event("message")(consults.on_message)
