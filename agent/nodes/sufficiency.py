@@ -136,10 +136,22 @@ def decide(features: dict[str, float | int], min_answering: int, min_relevance: 
     return features["answering"] >= min_answering and features["best_answering"] >= min_relevance
 
 
-def rule_verdict(deps: ConsultDeps, state: ConsultState) -> Verdict:
-    top = state.get("evidence", [])[:TOP_FOR_COVERAGE]
+def focus_and_answering(
+    deps: ConsultDeps, state: ConsultState
+) -> tuple[Focus, list[EvidenceRec], list[EvidenceRec]]:
+    """(focus, passages about it, those that also carry the asked aspect) among the top passages."""
     focus = question_focus(deps.kb, state)
-    about, answering = answering_passages(deps.kb, focus, top)
+    about, answering = answering_passages(deps.kb, focus, state.get("evidence", [])[:TOP_FOR_COVERAGE])
+    return focus, about, answering
+
+
+def rule_verdict(
+    deps: ConsultDeps,
+    state: ConsultState,
+    found: tuple[Focus, list[EvidenceRec], list[EvidenceRec]] | None = None,
+) -> Verdict:
+    top = state.get("evidence", [])[:TOP_FOR_COVERAGE]
+    focus, about, answering = found or focus_and_answering(deps, state)
     f = sufficiency_features(deps, state, (focus, about, answering))
     missing_entities = uncovered(deps, focus, about)
     missing_labels = [] if answering else [lab for lab in focus.asked if lab != "overview"]
@@ -226,18 +238,16 @@ def _llm_verdict(deps: ConsultDeps, state: ConsultState, usage: Usage) -> Verdic
     }
     if sufficient:
         return verdict
-    rule = rule_verdict(deps, state)  # second opinion on an "insufficient" (agent/verdict_check.py)
+    found = focus_and_answering(deps, state)  # once, for the rule and the open aspects
+    rule = rule_verdict(deps, state, found)  # second opinion on an "insufficient" (agent/verdict_check.py)
     covered = [e["name"] for e in question_entities(state) if e["name"] not in rule["missing_entities"]]
-    top = state.get("evidence", [])[:TOP_FOR_COVERAGE]
-    top_text = " ".join(e["text"] for e in top)
-    question = question_in_context(state)
-    return second_opinion(verdict, rule, question, covered, top_text, open_labels(deps, state))
+    top_text = " ".join(e["text"] for e in state.get("evidence", [])[:TOP_FOR_COVERAGE])
+    labels = open_labels(found[0], found[2])
+    return second_opinion(verdict, rule, question_in_context(state), covered, top_text, labels)
 
 
-def open_labels(deps: ConsultDeps, state: ConsultState) -> list[str]:
-    """The asked aspects (labels other than "overview") that no answering top passage carries."""
-    focus = question_focus(deps.kb, state)
-    _, answering = answering_passages(deps.kb, focus, state.get("evidence", [])[:TOP_FOR_COVERAGE])
+def open_labels(focus: Focus, answering: list[EvidenceRec]) -> list[str]:
+    """The asked aspects (labels other than "overview") that no answering passage carries."""
 
     def carried(label: str) -> bool:
         one = Focus(focus.entities, [label], focus.names, focus.pattern)
