@@ -5,7 +5,8 @@ the first-consult budget, and the vectors depend only on (model, text). This scr
 same embedder and the same text construction the builder uses, for the *full* default profile (so both
 ``core`` and ``--full`` builds hit the cache). It is resumable: progress is saved every few thousand texts.
 
-Run from the repository root: ``python data/derive_embeddings.py [--backend onnx]``.
+Run from the repository root: ``python data/derive_embeddings.py [--backend onnx]``, and with
+``--questions`` for the documents' questions (the question index's vectors, a separate part file).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from graphs.embedding import get_embedder  # noqa: E402
 from graphs.embedding_cache import EmbeddingCache, text_key  # noqa: E402
 from graphs.loaders import LoadReport  # noqa: E402
 from graphs.ner import DictionaryMatcher  # noqa: E402
+from graphs.question_index import question_items  # noqa: E402
 
 SLICE = REPO / "tests" / "fixtures" / "slice" / "medquad.jsonl"
 CACHE_NAME = {"onnx": "minilm-onnx-int8.npz", "sentence-transformers": "minilm-st-fp32.npz"}
@@ -45,6 +47,16 @@ def _entity_texts(entities: dict, degree: Counter[str], docs: list, matcher: Dic
     keyword = link_documents(docs, ents, dict(degree), matcher)
     adopt_focus_names(docs, keyword, ents)
     return [entity_text(e) for e in ents.values()]
+
+
+def questions_to_embed(data_dir: Path) -> list[str]:
+    """The question of every default document written as one (graphs/question_index.py), core first."""
+    report = LoadReport()
+    _, corpus = default_sources(data_dir)
+    docs = load_documents([(corpus, "medquad")], report, None)
+    core = [d for d in docs if d.source.split("/")[-1] not in CORE_EXCLUDED_SOURCES]
+    rest = [d for d in docs if d.source.split("/")[-1] in CORE_EXCLUDED_SOURCES]
+    return [q for _, q in question_items((d.id, d.title) for d in [*core, *rest])]
 
 
 def texts_to_embed(data_dir: Path) -> list[str]:
@@ -83,10 +95,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--backend", default="onnx", choices=sorted(CACHE_NAME))
     parser.add_argument("--data", type=Path, default=REPO / "data")
     parser.add_argument("--save-every", type=int, default=2048)
+    parser.add_argument(
+        "--questions",
+        action="store_true",
+        help="embed the documents' questions into the '-questions' part instead of the main file",
+    )
     args = parser.parse_args(argv)
     embedder = get_embedder(args.backend)
-    cache = EmbeddingCache(args.data / "embeddings" / CACHE_NAME[args.backend], embedder.dim)
-    texts = list(dict.fromkeys(texts_to_embed(args.data)))
+    name = CACHE_NAME[args.backend]
+    if args.questions:
+        name = name.replace(".npz", "-questions.npz")
+    cache = EmbeddingCache(args.data / "embeddings" / name, embedder.dim)
+    wanted = questions_to_embed(args.data) if args.questions else texts_to_embed(args.data)
+    texts = list(dict.fromkeys(wanted))
     todo = [t for t in texts if cache.get(text_key(embedder.name, t)) is None]
     print(f"{len(texts):,} texts, {len(texts) - len(todo):,} cached, {len(todo):,} to embed", flush=True)
     started = time.perf_counter()

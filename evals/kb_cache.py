@@ -34,6 +34,9 @@ BUILDER_FILES = (
     "adjacency.py",
     "schema.py",
     "embedded_store.py",
+    "question_index.py",
+    "embedding_cache.py",
+    "lexical_index.py",
     *sorted(f"loaders/{p.name}" for p in (REPO / "graphs" / "loaders").glob("*.py")),
 )
 """graphs/ files whose code shapes a build: a change to any of them gives cached KBs a new key."""

@@ -31,6 +31,7 @@ from graphs.kb_layout import MATCHER_FILE, VECTORS_DIR, build_lock, new_tmp_buil
 from graphs.lexical_index import build_from_db as build_lexical
 from graphs.loaders import LoadError, LoadReport, SourceDocument, detect_corpus_loader, detect_kg_loader
 from graphs.ner import DictionaryMatcher, Mention
+from graphs.question_index import QUESTIONS_COLLECTION, question_items
 from graphs.schema import Document, Entity, Evidence, Relation, Topic, evidence_id, short_hash, slugify
 from graphs.tables import (
     connect,
@@ -417,6 +418,8 @@ def build_kb(root: Path, config: BuildConfig, progress: Progress = _no_progress)
             [(e.id, evidence_text(e, titles[e.document_id])) for e in evidence],
             progress,
         )
+        questions = question_items(titles.items())
+        embed_all(embedder, index, QUESTIONS_COLLECTION, questions, progress)
         embedder.save()
         index.flush()
         index.upsert("topics", *topic_vectors(index, topics))
@@ -429,6 +432,7 @@ def build_kb(root: Path, config: BuildConfig, progress: Progress = _no_progress)
             "relations": len(relations),
             "documents": len(docs),
             "evidence": len(evidence),
+            "questions": len(questions),
             "topics": len(topics),
             "topic_edges": len(edges),
         }

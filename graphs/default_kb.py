@@ -91,6 +91,9 @@ def build_default_kb(
 
 
 def shipped_embedding_caches(settings: Settings) -> list[Path]:
-    """The precomputed vectors shipped in data/embeddings/ for the configured backend."""
-    name = {"onnx": "minilm-onnx-int8.npz", "sentence-transformers": "minilm-st-fp32.npz"}
-    return [settings.source_data_dir / "embeddings" / name[settings.embedding_backend]]
+    """The precomputed vectors shipped in data/embeddings/ for the configured backend: the main file
+    (``minilm-onnx-int8.npz``) and its parts (``minilm-onnx-int8-questions.npz``: the document questions),
+    kept apart so adding texts does not rewrite the 56 MB file."""
+    stem = {"onnx": "minilm-onnx-int8", "sentence-transformers": "minilm-st-fp32"}[settings.embedding_backend]
+    folder = settings.source_data_dir / "embeddings"
+    return [folder / f"{stem}.npz", *sorted(folder.glob(f"{stem}-*.npz"))]

@@ -47,18 +47,20 @@ class EmbeddingCache:
                 self._index = {bytes(k): i for i, k in enumerate(keys.tolist())}
 
     def __len__(self) -> int:
-        return len(self._index) + len(self._new_keys)
+        return len(self._index)
 
     def get(self, key: bytes) -> np.ndarray | None:
         i = self._index.get(key)
-        if i is not None:
-            return self._vectors[i].astype(np.float32)
-        return None
+        if i is None:
+            return None
+        if i < 0:  # put since the last save: its vector waits in the new list (row -1 - i)
+            return self._new_vectors[-1 - i].astype(np.float32)
+        return self._vectors[i].astype(np.float32)
 
     def put(self, keys: Sequence[bytes], vectors: np.ndarray) -> None:
         for k, v in zip(keys, vectors, strict=True):
             if k not in self._index:
-                self._index[k] = -1  # reserve; resolved on save
+                self._index[k] = -1 - len(self._new_keys)  # a new key: -1 - its place in the new list
                 self._new_keys.append(k)
                 self._new_vectors.append(np.asarray(v, dtype=np.float16))
 

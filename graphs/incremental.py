@@ -51,6 +51,7 @@ from graphs.kb_layout import (
 from graphs.lexical_index import build_from_db as build_lexical
 from graphs.loaders import LoadError, LoadReport, SourceDocument, detect_corpus_loader
 from graphs.ner import DictionaryMatcher
+from graphs.question_index import QUESTIONS_COLLECTION, question_items
 from graphs.schema import Evidence, Topic, short_hash
 from graphs.tables import (
     connect,
@@ -150,6 +151,8 @@ def _publish_update(
         k: int(conn.execute(f"SELECT COUNT(*) FROM {k}").fetchone()[0])
         for k in ("entities", "relations", "documents", "evidence", "topics", "topic_edges")
     }
+    if "questions" in manifest.get("counts", {}):  # a KB built before the question index stays without
+        counts["questions"] = len(question_items(conn.execute("SELECT id, title FROM documents")))
     suffix = short_hash(manifest["kb_version"], repr(change), length=8)
     version = f"{manifest.get('name', 'kb')}-{time.strftime('%Y%m%d')}-{suffix}"
     with conn:
@@ -275,7 +278,16 @@ def add_documents(
                     conn, affected, describe, {k: v.name for k, v in entities.items()}
                 )
             _update_vectors(
-                tmp, manifest, conn, new_entities, evidence, removed_ev, touched, entities, progress
+                tmp,
+                manifest,
+                conn,
+                new_entities,
+                evidence,
+                removed_ev,
+                touched,
+                entities,
+                [d.id for d in fresh],
+                progress,
             )
             version = _publish_update(
                 root,
@@ -299,12 +311,18 @@ def _update_vectors(
     removed_evidence: Sequence[str],
     touched_topics: Sequence[str],
     entities: dict[str, Any],
+    document_ids: Sequence[str],
     progress: Progress = _quiet,
 ) -> None:
     embedder = get_embedder(str(manifest.get("embedding_backend", "onnx")))
     index = _vector_index(tmp, manifest)
     if removed_evidence:
         index.delete("evidence", list(removed_evidence))
+    if document_ids:  # added, replaced or removed documents: their questions are re-indexed from the table
+        index.delete(QUESTIONS_COLLECTION, list(document_ids))
+        sql = "SELECT id, title FROM documents WHERE id IN ({marks})"
+        questions = question_items(select_in(conn, sql, list(document_ids)))
+        embed_all(embedder, index, QUESTIONS_COLLECTION, questions, progress)
     titles = dict(
         select_in(
             conn, "SELECT id, title FROM documents WHERE id IN ({marks})", [e.document_id for e in evidence]
@@ -369,7 +387,7 @@ def remove_document(root: Path, doc_id: str, describe_topic: TopicDescriber | No
                 touched = _recompute_topics(
                     conn, affected, describe, {k: v.name for k, v in entities.items()}
                 )
-            _update_vectors(tmp, manifest, conn, [], [], removed_ev, touched, entities)
+            _update_vectors(tmp, manifest, conn, [], [], removed_ev, touched, entities, [doc_id])
             version = _publish_update(root, tmp, manifest, conn, {"op": "remove", "documents": [doc_id]})
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)

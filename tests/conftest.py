@@ -25,7 +25,7 @@ from graphs.schema import SCHEMA_VERSION
 
 REPO = Path(__file__).resolve().parent.parent
 SLICE = REPO / "tests" / "fixtures" / "slice"
-SHIPPED_CACHES = (REPO / "data" / "embeddings" / "minilm-onnx-int8.npz",)
+SHIPPED_CACHES = tuple(sorted((REPO / "data" / "embeddings").glob("minilm-onnx-int8*.npz")))
 TEST_EMBEDDING_CACHE = Path(
     os.environ.get(
         "EVIGRAPH_TEST_EMBEDDING_CACHE", Path.home() / ".cache" / "evigraph" / "test-embeddings.npz"

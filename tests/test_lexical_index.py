@@ -8,6 +8,7 @@ import shutil
 import sqlite3
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from graphs.builder import build_kb
@@ -17,6 +18,7 @@ from graphs.integrity import DIGEST_KEY, FILES_KEY
 from graphs.kb import KnowledgeBase
 from graphs.kb_layout import current_build
 from graphs.lexical_index import LEXICAL_DIR, build_from_db, load, query_tokens, tokenize
+from graphs.question_index import QUESTIONS_COLLECTION
 from tests.tiny_kb import _qa, tiny_config
 
 
@@ -115,3 +117,25 @@ def test_incremental_add_and_remove_update_the_index(tiny_root: Path, tmp_path: 
     assert added and all(i in load(current_build(tiny_root)).evidence_ids for i, _ in added)
     remove_document(tiny_root, "medquad:T2-9")
     assert load(current_build(tiny_root)).search("zorblatamab", 5) == []
+
+
+def test_incremental_updates_keep_the_question_vectors_in_step(tiny_root: Path, tmp_path: Path) -> None:
+    path = tmp_path / "new.jsonl"
+    text = "Zorblatamab is an investigational antibody for this condition."
+    path.write_text(json.dumps(_qa("T2-9", "Type 2 Diabetes", "C0011860", "treatment", text)) + "\n")
+    add_documents(tiny_root, path)
+    kb = KnowledgeBase.open(tiny_root)
+    try:
+        stored = kb.vectors.get_vectors(QUESTIONS_COLLECTION, ["medquad:T2-9"])
+        assert list(stored) == ["medquad:T2-9"]
+        expected = kb.embedder.embed(["What are the treatment for Type 2 Diabetes ?"])[0]
+        assert float(np.dot(stored["medquad:T2-9"], expected)) == pytest.approx(1.0, abs=1e-3)
+    finally:
+        kb.close()
+    remove_document(tiny_root, "medquad:T2-9")
+    kb = KnowledgeBase.open(tiny_root)
+    try:
+        assert kb.vectors.get_vectors(QUESTIONS_COLLECTION, ["medquad:T2-9"]) == {}
+        assert kb.vectors.count(QUESTIONS_COLLECTION) > 0  # the others stay
+    finally:
+        kb.close()

@@ -42,6 +42,7 @@ from graphs.schema import Evidence
 from tools.common import as_langchain_tool, truncate
 from tools.fusion import FusionWeights, QueryFeatures, fusion_weights
 from tools.idep_features import UsedFeature, offline_features
+from tools.question_match import question_cosines, question_matches
 from tools.ranking import (
     MAX_FRAGMENTS,
     fragment_matrix,
@@ -182,6 +183,9 @@ class ScoreBreakdown(BaseModel):
     question: float | None = Field(
         default=None, description="BM25 of the query against the document's question."
     )
+    question_match: float | None = Field(
+        default=None, description="Cosine of the query to the document's question (dense question index)."
+    )
     label_boost: float = 0.0
     relevance: float = Field(
         description="Mean of the min-max rescaled semantic scores (or hybrid), fused with rescaled BM25 and "
@@ -241,6 +245,11 @@ def evidence_rank(kb: KnowledgeBase, request: EvidenceRankRequest) -> EvidenceRa
     frags: list[str] = []
     lexical = kb.lexical
     warnings.extend(lexical.warnings)
+    if "questions" not in kb.manifest.data.get("counts", {}):
+        warnings.append(
+            "This KB was built before the question index: questions are matched by their passages only. "
+            "Run `evigraph kb build` to add it."
+        )
     if "fragment" in methods:
         all_frags = fragments(query_text)
         frags = all_frags[:MAX_FRAGMENTS]
@@ -290,6 +299,8 @@ def evidence_rank(kb: KnowledgeBase, request: EvidenceRankRequest) -> EvidenceRa
     ]
     for document_id, _ in lexical.question_search(question, question_k) if question_k else []:
         extra.extend((i, "question") for i in lexical.evidence_of_document.get(document_id, []))
+    for document_id in question_matches(kb, query, question_k) if question_k else []:
+        extra.extend((i, "question") for i in lexical.evidence_of_document.get(document_id, []))
     ids, origins, unknown, vectors = _candidates(kb, request, query, extra)
     records = kb.store.get_evidence([i for i in ids if i in vectors])
     unknown += [i for i in ids if i not in records and i not in unknown]
@@ -302,9 +313,11 @@ def evidence_rank(kb: KnowledgeBase, request: EvidenceRankRequest) -> EvidenceRa
 
     matrix = np.stack([vectors[i] for i in ids]).astype(np.float64)
     bm25 = lexical.scores_for(query_text, ids)
-    asked = lexical.question_scores_for(question, [records[i].document_id for i in ids])
+    document_of = [records[i].document_id for i in ids]
+    asked = lexical.question_scores_for(question, document_of)
+    asked_dense = question_cosines(kb, query, document_of)
     rarity = lexical.rarity(query_text)
-    weights = _weights(request, rarity, query_text, len(frags), bool(asked.any()))
+    weights = _weights(request, rarity, query_text, len(frags), bool(asked.any()), bool(asked_dense.any()))
     if not weights.use_fragments:
         frag_vecs = frag_vecs[:0]
     breakdowns = _score(
@@ -318,7 +331,7 @@ def evidence_rank(kb: KnowledgeBase, request: EvidenceRankRequest) -> EvidenceRa
         request,
         records,
         labels,
-        (bm25, asked, weights),
+        (bm25, asked, asked_dense, weights),
     )
     if "hybrid" in methods and not request.graph_scores:
         warnings.append("hybrid needs graph_scores; ranked by the semantic score alone")
@@ -374,6 +387,7 @@ def evidence_rank(kb: KnowledgeBase, request: EvidenceRankRequest) -> EvidenceRa
     result.parameters["fusion"] = {
         "lexical_weight": weights.lexical,
         "question_weight": weights.question,
+        "question_match_weight": weights.question_dense,
         "fragments_used": weights.use_fragments,
         "rarity": round(rarity, 4),
     }
@@ -394,18 +408,27 @@ def _embed(kb: KnowledgeBase, query_text: str, short_texts: list[str]) -> dict[s
 
 
 def _weights(
-    request: EvidenceRankRequest, rarity: float, query_text: str, n_fragments: int, has_questions: bool
+    request: EvidenceRankRequest,
+    rarity: float,
+    query_text: str,
+    n_fragments: int,
+    has_questions: bool,
+    has_question_vectors: bool,
 ) -> FusionWeights:
     """Fusion weights from the query's features, unless the caller fixed them."""
     tokens = len(query_tokens(query_text))
-    features = QueryFeatures(rarity, tokens, len(request.entity_ids), n_fragments, has_questions)
+    features = QueryFeatures(
+        rarity, tokens, len(request.entity_ids), n_fragments, has_questions, has_question_vectors
+    )
     weights = fusion_weights(features)
     lexical = weights.lexical if request.lexical_weight is None else request.lexical_weight
     question = weights.question if request.question_weight is None else request.question_weight
+    asks = "question" in request.methods
     return FusionWeights(
         lexical if "bm25" in request.methods else 0.0,
-        question if "question" in request.methods else 0.0,
+        question if asks else 0.0,
         weights.use_fragments,
+        weights.question_dense if asks and request.question_weight is None else 0.0,
     )
 
 
@@ -444,7 +467,7 @@ def _score(
     request: EvidenceRankRequest,
     records: dict[str, Evidence],
     labels: list[str],
-    fused: tuple[np.ndarray, np.ndarray, FusionWeights],
+    fused: tuple[np.ndarray, np.ndarray, np.ndarray, FusionWeights],
 ) -> list[ScoreBreakdown]:
     """Per-method raw scores, the combined semantic score, hybrid and label boost, as breakdowns."""
     cosine = matrix @ np.asarray(query, dtype=np.float64)
@@ -468,9 +491,13 @@ def _score(
             weight = request.hybrid_weight
             hybrid = (1.0 - weight) * minmax(semantic) + weight * minmax(graph)
             final = hybrid
-    bm25, asked, weights = fused
-    lexical_part = weights.lexical * minmax(bm25) + weights.question * minmax(asked)
-    final = (1.0 - weights.lexical - weights.question) * final + lexical_part
+    bm25, asked, asked_dense, weights = fused
+    lexical_part = (
+        weights.lexical * minmax(bm25)
+        + weights.question * minmax(asked)
+        + weights.question_dense * minmax(asked_dense)
+    )
+    final = (1.0 - weights.lexical - weights.question - weights.question_dense) * final + lexical_part
     wanted = set(labels)
     boost = np.array([LABEL_BOOST if records[i].label in wanted else 0.0 for i in ids])
     final = final + boost
@@ -486,6 +513,7 @@ def _score(
                 hybrid=_round(hybrid[k]) if hybrid is not None else None,
                 bm25=_round(bm25[k]),
                 question=_round(asked[k]),
+                question_match=_round(asked_dense[k]),
                 label_boost=float(boost[k]),
                 relevance=_round(final[k]),
                 final=_round(final[k]),

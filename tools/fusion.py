@@ -18,8 +18,17 @@ retrieval report); bioasq-test and the full pool were scored once, after the cho
 * medquad-consumer: no BM25 0.701 / 0.556; BM25 0.3 0.665 / 0.542; question index 0.2 0.676 / 0.458,
   0.35 0.601 / 0.375. Lay questions share few words with the passages, and MedQuAD's question titles
   share template words ("What are the treatments for …") with every question: so BM25 is off when the
-  query matches some KB question (LEXICAL_WHEN_QUESTIONS = 0) and the question index brings candidates but
-  no score (QUESTION_WEIGHT = 0).
+  query matches some KB question (LEXICAL_WHEN_QUESTIONS was 0; 0.5 with the dense question index, below)
+  and the BM25 question index brings candidates but no score (QUESTION_WEIGHT = 0).
+
+The second pass of issue 11 added the dense question index (graphs/question_index.py: the encoder's
+vector of each document's question) and re-chose the last two constants on the same dev sets (every point:
+evals/reports/fusion_dev_bioasq-dev_medquad-consumer_pubmedqa.md). medquad-consumer recall@10 / success@1
+with BM25 factor 0 / 0.5 / 1 when a question matches, by dense question weight 0 → 0.3: factor 0
+0.702 / 0.556 → 0.733 / 0.625; **factor 0.5: 0.727 / 0.542 → 0.737 / 0.653 (chosen)**; factor 1
+0.665 / 0.542 → 0.695 / 0.542. bioasq-dev and pubmedqa do not move (their titles are not questions).
+A two-fold check (weight chosen on one half of medquad-consumer, scored on the other) keeps the gain on
+held-out halves: recall@10 0.735 vs 0.727, success@1 0.597 vs 0.542 without it.
 
 Known weakness: "matches some KB question" is any shared token with any document title, so on a KB whose
 titles are real article titles it will often switch BM25 off; on the evaluated KBs it is a per-KB switch
@@ -38,7 +47,10 @@ RARITY_PIVOT = 0.5
 LEXICAL_MAX = 0.5
 QUESTION_WEIGHT = 0.0
 """Weight of the question-index score (BM25 of the query against the question a document answers)."""
-LEXICAL_WHEN_QUESTIONS = 0.0
+QUESTION_DENSE_WEIGHT = 0.3
+"""Weight of the dense question score (cosine of the query to the question a document answers,
+graphs/question_index.py); 0 on a KB whose documents answer no written question."""
+LEXICAL_WHEN_QUESTIONS = 0.5
 """Factor on the BM25 weight when the query matches some document's question (a consumer-style KB whose
 documents answer questions: the question index then carries the lexical signal, and passage BM25 on lay
 wording mostly matches the wrong passages)."""
@@ -56,6 +68,7 @@ class QueryFeatures:
     entities: int
     fragments: int
     has_questions: bool
+    has_question_vectors: bool = False
 
 
 @dataclass(frozen=True)
@@ -63,6 +76,7 @@ class FusionWeights:
     lexical: float
     question: float
     use_fragments: bool
+    question_dense: float = 0.0
 
 
 def fusion_weights(features: QueryFeatures) -> FusionWeights:
@@ -78,4 +92,5 @@ def fusion_weights(features: QueryFeatures) -> FusionWeights:
     if features.has_questions:
         lexical *= LEXICAL_WHEN_QUESTIONS
     question = QUESTION_WEIGHT if features.has_questions else 0.0
-    return FusionWeights(lexical, question, use_fragments)
+    dense = QUESTION_DENSE_WEIGHT if features.has_question_vectors else 0.0
+    return FusionWeights(lexical, question, use_fragments, dense)

@@ -1,0 +1,29 @@
+"""The dense question index: one vector per document that answers a question, for the question itself.
+
+Why: a MedQuAD document is the answer to one question (its title, "What are the treatments for Gout ?"),
+and a consumer's question ("my dad has gout, what can he take for the pain?") is closer to that question
+than to the answer's text, whose vector mixes the title with a long passage (question entailment, the
+LiveQA-2017 line of work over MedQuAD). BM25 over the same titles did not help (their shared words are the
+template, "What are the treatments for"); the encoder compares meaning and did: medquad-consumer recall@10
+0.701 → 0.741 and success@1 0.556 → 0.611 at the chosen weight (tools/fusion.py, evals/reports/README.md).
+
+Only titles written as a question are indexed: a BioASQ or PubMedQA title ("PubMed 12345") answers no
+question, so those KBs get an empty collection and evidence_rank's fusion gives the signal no weight.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+QUESTIONS_COLLECTION = "questions"
+"""Vector collection: document id → embedding of the question the document answers."""
+
+
+def is_question(title: str) -> bool:
+    """A title written as a question (MedQuAD: "What are the symptoms of X ?")."""
+    return title.strip().endswith("?")
+
+
+def question_items(titles: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
+    """(document id, question) for each (document id, title) whose title is a question."""
+    return [(str(doc_id), str(title).strip()) for doc_id, title in titles if is_question(str(title))]
