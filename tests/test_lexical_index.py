@@ -139,3 +139,30 @@ def test_incremental_updates_keep_the_question_vectors_in_step(tiny_root: Path, 
         assert kb.vectors.count(QUESTIONS_COLLECTION) > 0  # the others stay
     finally:
         kb.close()
+
+
+def test_kb_built_before_the_question_index_ranks_and_says_rebuild(
+    slice_kb_root: Path, tmp_path: Path
+) -> None:
+    from tools.evidence_rank import EvidenceRankRequest, evidence_rank
+
+    root = tmp_path / "old"
+    shutil.copytree(slice_kb_root, root, symlinks=True)
+    build = current_build(root)
+    for name in ("questions.npy", "questions.ids.json"):
+        (build / "vectors" / name).unlink()
+    _as_built_before_integrity_records(build)
+    path = build / "manifest.json"
+    data = json.loads(path.read_text())
+    data["counts"].pop("questions")
+    path.write_text(json.dumps(data))
+    kb = KnowledgeBase.open(root)
+    try:
+        result = evidence_rank(kb, EvidenceRankRequest(question="how is gout treated?", top_k=5))
+        assert result.evidence and all(
+            "question" not in e.origin or e.scores.question for e in result.evidence
+        )
+        assert result.parameters["fusion"]["question_match_weight"] == 0.0
+        assert any("before the question index" in w and "evigraph kb build" in w for w in result.warnings)
+    finally:
+        kb.close()
