@@ -21,6 +21,7 @@ import numpy as np
 from agent.deps import ConsultDeps
 from agent.nodes.focus import question_focus
 from agent.nodes.key_sentences import readable, select_key_sentences
+from agent.nodes.retrieval import search_question
 from agent.state import ChainRec, ConsultState, EvidenceRec
 from graphs.labels import specific_labels_asked
 from prompts import render_prompt
@@ -64,12 +65,11 @@ def key_sentences(
 def answer_sentences(deps: ConsultDeps, state: ConsultState) -> list[tuple[str, str]]:
     """The key sentences of the direct answer, or the plain selector's when the question has no focus."""
     evidence = state.get("evidence", [])
-    picked = select_key_sentences(
-        deps.kb, state["question"], question_focus(deps.kb, state), evidence, MAX_SENTENCES
-    )
+    question = search_question(state)  # a follow-up ("how is it treated?") with the subject it continues
+    picked = select_key_sentences(deps.kb, question, question_focus(deps.kb, state), evidence, MAX_SENTENCES)
     if picked:
         return [(k.evidence_id, readable(k.text)[:MAX_SENTENCE_CHARS]) for k in picked]
-    return key_sentences(deps, state["question"], evidence)
+    return key_sentences(deps, question, evidence)
 
 
 SUFFICIENT_LINE = "The evidence check found sentences above that answer this question: answer from them."

@@ -18,6 +18,7 @@ from agent.consult import MAX_INPUT_CHARS, Consultant, TurnResult
 from agent.context import ConsultContext
 from agent.errors import UserError
 from agent.frontends.render import distinct_sources
+from agent.nodes.retrieval import search_question
 from agent.nodes.turn import mcq_options
 from agent.sessions import thread_config
 from graphs.kb import KnowledgeBase
@@ -207,6 +208,10 @@ def test_a_follow_up_question_keeps_earlier_turns_and_reuses_their_entities(cons
     assert "symptoms" in labels
     assert second.trace[0]["step"] == "start_turn"  # the trace is this turn's only
     assert consultant.history(first.consult_id) == second.turns
+    assert search_question(state) == "What are its symptoms? (gout)"  # what the key sentences are picked for
+    third = consultant.ask("and how is it treated?", consult_id=first.consult_id)  # links no entity itself
+    assert third.answer["status"] == "answered"
+    assert not any("no entities" in w for w in third.answer.get("warnings", []))  # the subject is carried
 
 
 def test_an_exam_question_is_detected_and_an_option_named_only_when_the_gate_passes(

@@ -20,6 +20,10 @@ from graphs.labels import labels_asked, specific_labels_asked
         ("What are the signs of a stroke?", ["symptoms", "overview"]),  # an inflected cue
         ("What causes gout?", ["causes"]),
         ("Does it run in families?", ["inheritance"]),
+        ("my dad has gout, what can he take for the pain?", ["treatment"]),  # lay wording of treatment
+        ("Is there anything to relieve the itching?", ["treatment"]),
+        ("How do I get rid of warts?", ["treatment"]),
+        ("Can I take a bath with a cast on?", []),  # "take" alone is no treatment cue
     ],
 )
 def test_cues_match_words_not_pieces_of_words(question: str, labels: list[str]) -> None:

@@ -43,6 +43,8 @@ judged by hand, links scoring 0.70–0.75 were right ~25 % of the time, 0.75–0
 ~80 % at 0.80: 0.80 is the knee. The price is recall on paraphrases: held-out KG synonyms link to the right
 concept 35 % of the time at 0.70 and 22 % at 0.80, and consumer wording such as "tiredness" → Fatigue (0.77)
 is lost — the dictionary and LLM terms ("fatigue") carry those, and unlinked phrases are reported."""
+NO_ENTITIES = "no entities found"
+"""The warning of a text with no linkable entity (a follow-up that carries its subject drops it)."""
 MAX_CANDIDATE_TERMS = 40
 """Candidate n-grams embedded per call: one encoder batch of short strings stays in the tens of ms."""
 
@@ -180,7 +182,7 @@ def ner_link(kb: KnowledgeBase, request: NerLinkRequest) -> NerLinkResult:
 
     entities = _merge(kb, state.links)
     if not entities:
-        warnings.append("no entities found")
+        warnings.append(NO_ENTITIES)
     return NerLinkResult(
         entities=entities,
         unlinked_terms=list(dict.fromkeys(state.unlinked)),

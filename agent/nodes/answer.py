@@ -95,7 +95,7 @@ def extractive_text(
     if not sufficient and not full:
         closest = evidence[:CLOSEST_SHOWN]
         if closest:
-            lines.append("### Closest passages (they do not answer the question)")
+            lines.append("### Closest passages (not judged to answer the question)")
             lines += [f"- {clip(e['text'], PASSAGE_CHARS)} [{e['id']}]" for e in closest]
             lines.append("")
         return "\n".join(lines).strip()
@@ -142,11 +142,15 @@ def offline_direct(
 
 
 def insufficient_line(verdict: Verdict) -> str:
-    missing = (
+    named = (
         verdict.get("missing_entities", [])
         + verdict.get("missing_labels", [])
         + verdict.get("missing_relations", [])
     )
+    seen: dict[str, str] = {}
+    for name in named:  # once each, case-insensitively ("gout, Gout" was shown)
+        seen.setdefault(name.strip().lower(), name.strip())
+    missing = [name for name in seen.values() if name]
     why = "; ".join(verdict.get("reasons", [])[:3])
     return (
         f"**Insufficient evidence** (completeness {verdict.get('completeness', 0)}/10). "

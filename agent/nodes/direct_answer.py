@@ -20,6 +20,7 @@ from typing import cast
 
 from agent.nodes.focus import Focus
 from agent.nodes.key_sentences import readable, select_key_sentences
+from agent.nodes.retrieval import search_question
 from agent.state import ChainRec, ConsultState, DirectAnswerRec, EvidenceRec, KeySentenceRec, KGFactRec
 from graphs.kb import KnowledgeBase
 from graphs.kg_facts import KGFact, kg_facts
@@ -52,13 +53,20 @@ def dataset_names(source: str) -> list[str]:
 
 
 def rank_facts(kb: KnowledgeBase, facts: list[KGFact], evidence: list[EvidenceRec]) -> list[KGFactRec]:
-    """One record per linked entity (its chains and datasets merged), most-supported first."""
+    """One record per linked entity name (its chains and datasets merged), most-supported first.
+
+    By name, not id: the unified KG holds the same concept under several ids ("Pain" from UMLS and from
+    HPO), and a clinician read "Pain [1] (LabeledIn); Pain [2] (LabeledIn)" as a glitch.
+    """
     mentioned = kb.store.evidence_entities([e["id"] for e in evidence])
     texts = [e.get("text", "").lower() for e in evidence]
     by_entity: dict[tuple[str, str], KGFactRec] = {}
+    ids: dict[tuple[str, str], set[str]] = {}
     for f in facts:
+        key = (f.focus_id, " ".join(f.entity_name.lower().split()))
+        ids.setdefault(key, set()).add(f.entity_id)
         rec = by_entity.setdefault(
-            (f.focus_id, f.entity_id),
+            key,
             {
                 "entity_id": f.entity_id,
                 "entity_name": f.entity_name,
@@ -73,12 +81,12 @@ def rank_facts(kb: KnowledgeBase, facts: list[KGFact], evidence: list[EvidenceRe
         )
         rec["chain_ids"].append(f.chain_id)
         rec["sources"] = list(dict.fromkeys([*rec["sources"], *dataset_names(f.source)]))
-    for rec in by_entity.values():
+    for key, rec in by_entity.items():
         name = rec["entity_name"].lower()
         rec["support"] = sum(
             1
             for ev, text in zip(evidence, texts, strict=True)
-            if rec["entity_id"] in mentioned.get(ev["id"], []) or (len(name) >= 3 and name in text)
+            if ids[key].intersection(mentioned.get(ev["id"], [])) or (len(name) >= 3 and name in text)
         )
     return sorted(by_entity.values(), key=lambda r: (-r["support"], r["entity_name"].lower()))
 
@@ -164,7 +172,7 @@ def compose_direct_answer(
         # KeySentence has exactly KeySentenceRec's fields: the record is the dataclass as a dict.
         sentences = [
             cast(KeySentenceRec, asdict(k))
-            for k in select_key_sentences(kb, state.get("question", ""), focus, evidence)
+            for k in select_key_sentences(kb, search_question(state), focus, evidence)
         ]
     lines: list[str] = []
     if shown:

@@ -23,6 +23,7 @@ from agent.nodes.mcq_parse import parse_mcq
 from agent.state import ConsultState, EntityRec, EvidenceRec
 from graphs.kb import KnowledgeBase
 from graphs.labels import labels_asked, mentions_label, specific_labels_asked
+from tools.ner_link import DEFAULT_DELTA
 
 SENTENCE_END = re.compile(
     r"(?<![A-Z]\.[A-Z]\.)(?<!\b[Dd]r\.)(?<!\bvs\.)(?<!\be\.g\.)(?<!\bi\.e\.)(?<=[.!?])\s+(?=[A-Z0-9(\"'])"
@@ -53,6 +54,17 @@ class Focus:
         return bool(self.pattern and self.pattern.search(text))
 
 
+def is_tentative(entity: EntityRec) -> bool:
+    """A link made below the calibrated embedding threshold (the offline planner's relaxed second try).
+
+    Why it is not a subject: about 60 % of links between 0.70 and 0.80 are wrong (tools/ner_link.py
+    ``DEFAULT_DELTA``; "3-Hz spike-and-wave discharges" → vaginal discharge). Such a link may seed a walk
+    (a wrong seed costs only a few candidates the ranking judges), but it must not decide what the question
+    is about, count passages as answering, or be named to the clinician as missing.
+    """
+    return entity.get("method") == "embedding" and float(entity.get("score", 1.0)) < DEFAULT_DELTA
+
+
 def is_aspect_word(entity: EntityRec) -> bool:
     """An entity linked from a word naming the asked aspect ("medicine", "side effects"), not a subject."""
     surface = entity.get("surface") or entity.get("name", "")
@@ -63,7 +75,7 @@ def question_focus(kb: KnowledgeBase, state: ConsultState) -> Focus:
     """The focus of the current turn (see module doc); ``names`` holds each entity's names for matching."""
     turn_ids = set(state.get("turn_entity_ids", []))
     ents = [e for e in state.get("entities", []) if e["id"] in turn_ids and not e.get("negated")]
-    focus = [e for e in ents if not is_aspect_word(e)]
+    focus = [e for e in ents if not is_aspect_word(e) and not is_tentative(e)]
     question = state.get("question", "")
     if state.get("task") == "mcq":
         # An exam question is about its stem; the options are what is being weighed, not its subject

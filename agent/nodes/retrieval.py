@@ -29,7 +29,7 @@ from agent.nodes.follow_up import (
 )
 from agent.state import ChainRec, ConsultState, EntityRec, TopicRec
 from tools.hypergraph_walk import HypergraphWalkRequest, HypergraphWalkResult, hypergraph_walk
-from tools.ner_link import NerLinkRequest, NerLinkResult, ner_link
+from tools.ner_link import NO_ENTITIES, NerLinkRequest, NerLinkResult, ner_link
 from tools.reasoning_chain import ReasoningChainRequest, ReasoningChainResult, reasoning_chain
 
 MAX_WALK_SEEDS = 20
@@ -186,7 +186,8 @@ def make_ner_link(deps: ConsultDeps):  # type: ignore[no-untyped-def]
         turn_ids = [e["id"] for e in entities if not (carried and is_aspect_mention(e))]
         turn_ids += [e["id"] for e in carried if e["id"] not in turn_ids]
         focus = [e["id"] for e in carried if e.get("method") != "follow_up"] or own_focus(asked)
-        warnings = [*state.get("warnings", []), *result.warnings]
+        own = [w for w in result.warnings if not (carried and w == NO_ENTITIES)]  # a follow-up carries them
+        warnings = [*state.get("warnings", []), *own]
         if not carried and not own_focus(asked) and is_bare_reference(state["question"]):
             # "what are its side effects?" with nothing before it: searching from "side effects" alone would
             # answer about drug reactions in general; with no entity the turn ends insufficient instead.
