@@ -65,6 +65,7 @@ LABEL_KEYWORDS: dict[str, tuple[str, ...]] = {
     "complications": ("complication", "lead to", "long-term effect"),
     "side effects": ("side effect", "side-effect", "adverse", "toxicit*", "unwanted effect", "safe to take"),
     "contraindications": ("contraindicat*", "should not take", "should not be used"),
+    "research": ("research", "clinical trial*", "being studied"),
     "overview": ("what is", "what are", "explain", "overview", "mean"),
 }
 """Cue words that say which label a *question* asks about (offline sufficiency and ranking use them).

@@ -279,3 +279,39 @@ def test_kg_facts_naming_the_same_concept_under_two_ids_are_one_line(slice_kb: K
     ranked = rank_facts(slice_kb, facts, [pain_passage])
     assert [r["entity_name"] for r in ranked] == ["Pain", "Gout"]  # one "Pain", first: a passage names it
     assert ranked[0]["chain_ids"] == ["C:1", "C:2"] and ranked[0]["support"] == 1
+
+
+def test_kg_facts_follow_the_subject_the_passages_are_about_not_a_drug_the_reply_names(
+    slice_kb: KnowledgeBase,
+) -> None:
+    """A reply to check names drugs ("naproxen is a standard treatment for gout attacks"); the facts must be
+    those of gout, which the passages are about, even when naproxen's indications are mentioned more."""
+    from agent.nodes.direct_answer import facts_for
+
+    focus = Focus(
+        entities=[
+            {"id": "DRUGBANK:DB00788", "name": "Naproxen"},
+            {"id": "DOID:13189", "name": "gout"},
+        ],
+        asked=["treatment"],
+    )
+    text = "Gout flares can look like arthritis; migraine and arthritis drugs are not the point here."
+    evidence: list[EvidenceRec] = [
+        {"id": f"E:gout{i}", "keyword_entity": "DOID:13189", "text": text} for i in range(3)
+    ]
+    heading, facts = facts_for(slice_kb, focus, evidence)
+    assert "gout" in heading and {f["focus_id"] for f in facts} == {"DOID:13189"}
+
+
+@pytest.mark.parametrize("question", ["How is breast cancer treated?", "How is gout treated?"])
+def test_key_sentences_of_an_aspect_question_carry_that_aspect_and_skip_research(
+    consultant: Consultant, question: str
+) -> None:
+    from graphs.labels import mentions_label
+
+    answer = consultant.ask(question).answer
+    chosen = answer["direct"]["sentences"]
+    assert chosen
+    for s in chosen:
+        assert s["label"] != "research"
+        assert s["label"] == "treatment" or mentions_label(s["text"], "treatment"), s["text"]

@@ -24,6 +24,7 @@ from graphs.labels import labels_asked, specific_labels_asked
         ("Is there anything to relieve the itching?", ["treatment"]),
         ("How do I get rid of warts?", ["treatment"]),
         ("Can I take a bath with a cast on?", []),  # "take" alone is no treatment cue
+        ("Are there clinical trials for Fabry disease?", ["research"]),
     ],
 )
 def test_cues_match_words_not_pieces_of_words(question: str, labels: list[str]) -> None:

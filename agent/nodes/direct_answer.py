@@ -91,6 +91,16 @@ def rank_facts(kb: KnowledgeBase, facts: list[KGFact], evidence: list[EvidenceRe
     return sorted(by_entity.values(), key=lambda r: (-r["support"], r["entity_name"].lower()))
 
 
+def subject_support(kb: KnowledgeBase, evidence: list[EvidenceRec]) -> dict[str, int]:
+    """Entity id → how many retrieved passages are about it (keyword entity or a mention)."""
+    mentioned = kb.store.evidence_entities([e["id"] for e in evidence])
+    counts: dict[str, int] = {}
+    for ev in evidence:
+        for entity_id in {ev.get("keyword_entity", ""), *mentioned.get(ev["id"], [])} - {""}:
+            counts[entity_id] = counts.get(entity_id, 0) + 1
+    return counts
+
+
 def fact_heading(focus_name: str, label: str, direction: str) -> str:
     return HEADINGS[(label, direction)].format(focus=focus_name)
 
@@ -109,10 +119,13 @@ def facts_for(kb: KnowledgeBase, focus: Focus, evidence: list[EvidenceRec]) -> t
         ]
         if facts:
             # One heading fits one focus entity in one direction ("Drugs the KG lists for gout" must not
-            # list what another focus entity, a drug, is indicated for): keep the best-supported pair.
+            # list what another focus entity, a drug, is indicated for): keep the focus entity most of the
+            # retrieved passages are about (a reply to check names drugs, but it is about gout), then the
+            # best-supported pair.
             ranked = rank_facts(kb, facts, evidence)
             head_of = {(f.focus_id, f.entity_id): f.focus_is_head for f in facts}
-            lead = ranked[0]
+            about = subject_support(kb, evidence)
+            lead = max(ranked, key=lambda r: about.get(r["focus_id"], 0))  # the first of equals: best support
             lead_head = head_of[(lead["focus_id"], lead["entity_id"])]
             ranked = [
                 f

@@ -40,6 +40,8 @@ MAX_CHARS = 500
 ASPECT_BONUS = 0.15
 LABEL_BONUS = 0.05
 MMR_LAMBDA = 0.7
+UNLESS_ASKED = frozenset({"research"})
+"""Passage labels whose sentences are key sentences only when the question asks for that label."""
 MIN_SCORE = 0.30
 """A sentence scoring below this (cosine + bonuses) is not shown as answering, whatever MMR says."""
 
@@ -96,10 +98,16 @@ def readable(sentence: str) -> str:
 
 
 def candidates(focus: Focus, evidence: list[EvidenceRec]) -> list[tuple[EvidenceRec, int, int]]:
-    """(passage, start, end) of every sentence of the top passages that is about the focus."""
+    """(passage, start, end) of every sentence of the top passages that is about the focus.
+
+    A passage about research ("Researchers hope to identify biomarkers … novel therapeutics") is left out
+    unless research is asked: it carries treatment words but says what is being studied, not what to do.
+    """
     out: list[tuple[EvidenceRec, int, int]] = []
     seen: set[str] = set()
     for ev in evidence[:TOP_PASSAGES]:
+        if ev.get("label") in UNLESS_ASKED and ev.get("label") not in focus.asked:
+            continue
         text = ev.get("text", "")
         keyword_is_focus = ev.get("keyword_entity", "") in focus.ids
         for s, e in with_lists(text):
@@ -166,6 +174,17 @@ def select_key_sentences(
         return []
     asked = [label for label in focus.asked if label != "overview"]
     texts = [ev["text"][s:e] for ev, s, e in cands]
+    if asked:
+        # A question that asks one aspect gets sentences of that aspect when there are any: "how is Fabry
+        # disease treated?" listed its cause and its signs after the treatment sentences.
+        carrying = [
+            i
+            for i, (ev, _, _) in enumerate(cands)
+            if ev.get("label") in asked or any(mentions_label(texts[i], label) for label in asked)
+        ]
+        if carrying:
+            cands = [cands[i] for i in carrying]
+            texts = [texts[i] for i in carrying]
     vecs = sentence_vectors(kb, cands)
     qvec = kb.embed([question])[0]
     scores = vecs @ qvec

@@ -176,6 +176,8 @@ def rule_verdict(
         f"the closest of them to the question has similarity {f['best_answering']:.2f} "
         f"(needs ≥ {MIN_RELEVANCE})",
     ]
+    if not focus.entities:  # "0 of the top 8 passages are about no recognised subject" said nothing
+        reasons = ["so no retrieved passage can be counted as answering it"]
     if not question_entities(state):
         reasons.insert(0, "no medical entity of the question was found in the knowledge graph")
     elif not focus.entities:
