@@ -175,12 +175,14 @@ def test_chat_session_questions_commands_export_and_cancel(
     # until the Ctrl-C arrives (a real turn takes ~0.2 s: a Ctrl-C sent after it ends would cancel nothing).
     hold = data_dir / "hold-turn"
     hold.touch()
-    chat.child.sendline("What is the outlook for breast cancer?")
-    chat.child.expect("working")
-    chat.child.send("\x03")
-    chat.child.expect("cancelled")
-    chat.wait_prompt()
-    hold.unlink()
+    try:  # a failure here must not leave the hold file to stall the next test's turns
+        chat.child.sendline("What is the outlook for breast cancer?")
+        chat.child.expect("working")
+        chat.child.send("\x03")
+        chat.child.expect("cancelled")
+        chat.wait_prompt()
+    finally:
+        hold.unlink(missing_ok=True)
     assert chat.consult == first_id
     shown = chat.say("/trace")  # the session still answers commands
     assert "trace of the last turn" in shown

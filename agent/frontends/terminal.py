@@ -14,6 +14,7 @@ import contextlib
 import logging
 import os
 import queue
+import signal
 import sqlite3
 import tempfile
 import threading
@@ -268,10 +269,22 @@ class ChatSession:
         lines: list[str] = []
         tokens = 0
         cancelled = False
-        with Live(steps_panel(lines, "working…", True), console=self.console, refresh_per_second=8) as live:
-            worker.start()
-            try:
+        # Ctrl-C during a turn only sets an event the loop reads: a KeyboardInterrupt raised wherever the main
+        # thread happened to be (inside Live's start, with "working…" already on screen — a window a loaded
+        # machine widens) escaped the turn and left the panel half-open.
+        pressed = threading.Event()
+        on_main = threading.current_thread() is threading.main_thread()  # only it may set signal handlers
+        previous = signal.signal(signal.SIGINT, lambda *_: pressed.set()) if on_main else None
+        try:
+            with Live(
+                steps_panel(lines, "working…", True), console=self.console, refresh_per_second=8
+            ) as live:
+                worker.start()
                 while worker.is_alive() or not worker.events.empty():
+                    if pressed.is_set():
+                        worker.cancel.set()
+                        cancelled = True
+                        break
                     while not worker.events.empty():
                         event = worker.events.get_nowait()
                         if event.get("step") == "token":
@@ -283,11 +296,12 @@ class ChatSession:
                         status = f"writing the answer… {tokens} tokens"
                     live.update(steps_panel(lines, status, True))
                     worker.join(0.1)
-            except KeyboardInterrupt:
-                worker.cancel.set()
-                cancelled = True
-            elapsed = time.perf_counter() - started
-            live.update(steps_panel(lines, "cancelled" if cancelled else f"done in {elapsed:.1f} s", False))
+                elapsed = time.perf_counter() - started
+                final = "cancelled" if cancelled else f"done in {elapsed:.1f} s"
+                live.update(steps_panel(lines, final, False))
+        finally:
+            if on_main:
+                signal.signal(signal.SIGINT, previous)
         if not self.console.is_terminal:
             self.console.line()  # a non-terminal Live leaves its last frame without a newline
         if cancelled:
