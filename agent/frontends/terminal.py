@@ -87,6 +87,7 @@ class TurnWorker(threading.Thread):
         self.events.put(event)
 
     def run(self) -> None:
+        block_sigint_in_this_thread()  # and in every thread the turn starts (LangGraph's pool, onnxruntime)
         try:
             _test_hold(self.cancel)
             self.result = self.consultant.ask(
@@ -96,6 +97,32 @@ class TurnWorker(threading.Thread):
             self.result = None  # the person pressed Ctrl-C: no result, and nothing to report
         except BaseException as exc:  # handed to the main thread, which reports it and stays in the session
             self.error = exc
+
+
+def block_sigint_in_this_thread() -> None:
+    """Keep Ctrl-C (SIGINT) away from this thread and the threads it starts: only the main thread handles it.
+
+    Why: Linux may deliver a process-directed SIGINT to any thread that does not block it. Python then only
+    sets a flag for the main thread, and the main thread, asleep in readline's ``select`` at the prompt,
+    does not wake: a Ctrl-C at the prompt was lost under load (seen in the suite run under stress-ng).
+    Threads inherit the mask of the thread that starts them, so blocking it in the turn's worker covers the
+    pools the turn creates.
+    """
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+
+
+@contextlib.contextmanager
+def sigint_for_main_only() -> Iterator[None]:
+    """Threads started inside this block (model sessions, spinners) get SIGINT blocked; see above."""
+    if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 TEST_HOLD_ENV = "EVIGRAPH_TEST_HOLD_FILE"
