@@ -24,6 +24,7 @@ REPO = Path(__file__).resolve().parent.parent
 PROMPT = re.compile(r"evigraph \[(new|[0-9a-f]{10})\]> ")
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07|\r")
 TIMEOUT = 240  # a loaded machine may need long for the first turn; never asserted on
+LOST_SIGNAL_WAIT = 20  # how long a Ctrl-C at the prompt may go unanswered before it is pressed again
 Q1 = "What is the treatment for type 2 diabetes?"
 Q2 = "What are the symptoms of hemochromatosis?"
 Q3 = "What causes breast cancer?"
@@ -77,6 +78,19 @@ class Chat:
         """Type ``line``, press Enter, return everything shown until the next prompt (ANSI removed)."""
         self.child.sendline(line)
         return self.wait_prompt()
+
+    def ctrl_c_at_prompt(self, reaction: object) -> None:
+        """Press Ctrl-C at the prompt and wait for ``reaction``; press it once more if it was not seen.
+
+        Why twice may be needed: CPython's readline prints the prompt, then sleeps in ``select``; a SIGINT
+        landing in between (a test types within milliseconds; a loaded machine widens the gap) is only
+        acted on at the next signal or keypress. A person presses Ctrl-C again; so does this. The second
+        press does not count twice: the pending one is handled with it (one KeyboardInterrupt).
+        """
+        self.child.send("\x03")
+        if self.child.expect([reaction, pexpect.TIMEOUT], timeout=LOST_SIGNAL_WAIT) == 1:
+            self.child.send("\x03")
+            self.child.expect(reaction)
 
     def exit_code(self) -> int:
         self.child.expect(pexpect.EOF)
@@ -219,10 +233,9 @@ def test_chat_resume_flag_continues_a_consult(
     shown = chat.say("What is the outlook?")
     assert chat.consult == first["consult_id"] and f"✓ turn {first['turns'] + 1}" in shown
 
-    chat.child.send("\x03")  # Ctrl-C at the prompt: a hint, the session stays
-    chat.child.expect("Ctrl-C again")
+    chat.ctrl_c_at_prompt("Ctrl-C again")  # a hint, the session stays
     chat.wait_prompt()
-    chat.child.send("\x03")  # a second one in a row leaves
+    chat.ctrl_c_at_prompt(pexpect.EOF)  # a second one in a row leaves
     assert chat.exit_code() == 0
 
 
