@@ -14,6 +14,7 @@ import os
 import re
 import subprocess
 import sys
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -89,6 +90,9 @@ class Chat:
         """
         self.child.send("\x03")
         if self.child.expect([reaction, pexpect.TIMEOUT], timeout=LOST_SIGNAL_WAIT) == 1:
+            warnings.warn(
+                "a Ctrl-C at the prompt went unanswered (readline race): pressed again", stacklevel=1
+            )
             self.child.send("\x03")
             self.child.expect(reaction)
 
