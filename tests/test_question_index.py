@@ -53,3 +53,10 @@ def test_a_lay_question_is_matched_to_the_question_a_document_answers(slice_kb: 
     )
     assert off.parameters["fusion"]["question_match_weight"] == 0.0
     assert all("question" not in e.origin for e in off.evidence)
+
+
+def test_a_callers_full_lexical_weight_leaves_the_question_match_no_room(slice_kb: KnowledgeBase) -> None:
+    request = EvidenceRankRequest(question="what can my dad take for gout pain?", top_k=5, lexical_weight=1.0)
+    result = evidence_rank(slice_kb, request)
+    assert result.parameters["fusion"]["question_match_weight"] == 0.0
+    assert all(0.0 <= e.scores.relevance <= 1.0 + 0.1 for e in result.evidence)  # + the label boost at most

@@ -155,7 +155,8 @@ class EvidenceRankRequest(BaseModel):
         default=None,
         ge=0.0,
         le=1.0,
-        description="Weight of the question-index score; default: tools/fusion.py.",
+        description="Weight of the question-index score; default: tools/fusion.py. Setting it also turns "
+        "the dense question match off (its weight then goes to the other scores).",
     )
     top_k: int = Field(default=20, ge=1, le=200, description="Maximum evidence units returned.")
     word_budget: int = Field(
@@ -424,12 +425,11 @@ def _weights(
     lexical = weights.lexical if request.lexical_weight is None else request.lexical_weight
     question = weights.question if request.question_weight is None else request.question_weight
     asks = "question" in request.methods
-    return FusionWeights(
-        lexical if "bm25" in request.methods else 0.0,
-        question if asks else 0.0,
-        weights.use_fragments,
-        weights.question_dense if asks and request.question_weight is None else 0.0,
-    )
+    lexical = lexical if "bm25" in request.methods else 0.0
+    question = question if asks else 0.0
+    dense = weights.question_dense if asks and request.question_weight is None else 0.0
+    dense = max(0.0, min(dense, 1.0 - lexical - question))  # a caller's lexical 1.0 leaves it no room
+    return FusionWeights(lexical, question, weights.use_fragments, dense)
 
 
 def _candidates(
