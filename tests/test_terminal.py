@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import warnings
@@ -52,7 +53,7 @@ def cli_env(data_dir: Path) -> dict[str, str]:
 class Chat:
     """A person at a terminal running ``evigraph chat``: type a line, read what appears until the prompt."""
 
-    def __init__(self, kb_root: Path, data_dir: Path, *extra: str) -> None:
+    def __init__(self, kb_root: Path, data_dir: Path, *extra: str, ignore_sigint: bool = False) -> None:
         args = ["-m", "agent.frontends.cli", "chat", "--offline", "--kb-dir", str(kb_root), *extra]
         self.child = pexpect.spawn(
             sys.executable,
@@ -62,6 +63,7 @@ class Chat:
             encoding="utf-8",
             timeout=TIMEOUT,
             dimensions=(50, 120),
+            preexec_fn=(lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if ignore_sigint else None,
         )
         self.banner = self.wait_prompt()
 
@@ -84,9 +86,9 @@ class Chat:
         """Press Ctrl-C at the prompt and wait for ``reaction``; press it once more if it was not seen.
 
         Why twice may be needed: CPython's readline prints the prompt, then sleeps in ``select``; a SIGINT
-        landing in between (a test types within milliseconds; a loaded machine widens the gap) is only
-        acted on at the next signal or keypress. A person presses Ctrl-C again; so does this. The second
-        press does not count twice: the pending one is handled with it (one KeyboardInterrupt).
+        landing in between (a test types within milliseconds of the prompt) is only acted on at the next
+        signal or keypress. A person presses Ctrl-C again; so does this, and says so with a warning. The
+        second press does not count twice: the pending one is handled with it (one KeyboardInterrupt).
         """
         self.child.send("\x03")
         if self.child.expect([reaction, pexpect.TIMEOUT], timeout=LOST_SIGNAL_WAIT) == 1:
@@ -240,6 +242,18 @@ def test_chat_resume_flag_continues_a_consult(
     chat.ctrl_c_at_prompt("Ctrl-C again")  # a hint, the session stays
     chat.wait_prompt()
     chat.ctrl_c_at_prompt(pexpect.EOF)  # a second one in a row leaves
+    assert chat.exit_code() == 0
+
+
+def test_ctrl_c_works_even_when_the_chat_was_started_with_sigint_ignored(
+    slice_kb_root: Path, data_dir: Path, chat_factory: list[Chat]
+) -> None:
+    """Started from a backgrounded script, a process inherits SIGINT ignored; the chat takes it back."""
+    chat = Chat(slice_kb_root, data_dir, ignore_sigint=True)
+    chat_factory.append(chat)
+    chat.ctrl_c_at_prompt("Ctrl-C again")
+    chat.wait_prompt()
+    chat.ctrl_c_at_prompt(pexpect.EOF)
     assert chat.exit_code() == 0
 
 

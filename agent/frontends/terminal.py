@@ -102,11 +102,11 @@ class TurnWorker(threading.Thread):
 def block_sigint_in_this_thread() -> None:
     """Keep Ctrl-C (SIGINT) away from this thread and the threads it starts: only the main thread handles it.
 
-    Why: Linux may deliver a process-directed SIGINT to any thread that does not block it. Python then only
-    sets a flag for the main thread, and the main thread, asleep in readline's ``select`` at the prompt,
-    does not wake: a Ctrl-C at the prompt was lost under load (seen in the suite run under stress-ng).
-    Threads inherit the mask of the thread that starts them, so blocking it in the turn's worker covers the
-    pools the turn creates.
+    Why: Linux may deliver a process-directed SIGINT to another thread when the main thread cannot take it
+    at that moment; Python then only sets a flag for the main thread, and a main thread asleep in
+    readline's ``select`` at the prompt would not wake. Threads inherit the mask of the thread that starts
+    them, so blocking it in the turn's worker covers the pools the turn creates. (A precaution: the lost
+    Ctrl-C seen under stress-ng turned out to be an inherited SIG_IGN, handled in ``ChatSession.run``.)
     """
     if hasattr(signal, "pthread_sigmask"):
         signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
@@ -194,6 +194,11 @@ class ChatSession:
 
     def run(self) -> int:
         """Read and handle lines until /quit, Ctrl-D or two Ctrl-C in a row; returns the exit code."""
+        if threading.current_thread() is threading.main_thread():
+            # A process started with SIGINT ignored (a background job of a script, `nohup`) inherits that,
+            # and Python then installs no Ctrl-C handler: the chat's Ctrl-C did nothing at the prompt (seen
+            # when the suite ran from a backgrounded script under stress-ng). A chat is interactive: take it.
+            signal.signal(signal.SIGINT, signal.default_int_handler)
         self.console.print(
             f"[bold]EviGraph chat[/] · KB {self.consultant.kb.version} · {self.consultant.mode} mode · "
             f"consult {self.consult_id or 'new'}\n"
