@@ -29,6 +29,7 @@ from graphs.kb_layout import (
 from graphs.lexical_index import LexicalIndex, open_lexical
 from graphs.ner import DictionaryMatcher
 from graphs.query_vectors import RememberingEmbedder
+from graphs.question_index import BUILT_WITHOUT_IT
 from graphs.settings import Settings
 from graphs.store import GraphStore, StoreError
 from graphs.vector_index import MatrixVectorIndex, QdrantVectorIndex, VectorIndex
@@ -122,6 +123,15 @@ class KnowledgeBase:
             if self._lexical is None:
                 self._lexical = open_lexical(self.build_dir, self.build_dir / DB_FILE)
             return self._lexical
+
+    @property
+    def warnings(self) -> list[str]:
+        """What the reader of answers from this build should know about the build itself: indexes an older
+        build lacks (BM25 rebuilt in memory, no question index), each with the command that adds them."""
+        out = list(self.lexical.warnings)
+        if "questions" not in self.manifest.data.get("counts", {}):
+            out.append(BUILT_WITHOUT_IT)
+        return out
 
     def embed(self, texts: list[str]) -> np.ndarray:
         return self.embedder.embed(texts)

@@ -17,6 +17,11 @@ from collections.abc import Iterable
 
 QUESTIONS_COLLECTION = "questions"
 """Vector collection: document id → embedding of the question the document answers."""
+BUILT_WITHOUT_IT = (
+    "This KB was built before the question index: questions are matched by their passages only. "
+    "Run `evigraph kb build` to add it."
+)
+"""The warning of a KB whose manifest counts no questions (built before this index existed)."""
 
 
 def is_question(title: str) -> bool:

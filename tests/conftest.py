@@ -20,12 +20,16 @@ import pytest
 
 from evals.kb_cache import BUILDER_FILES
 from graphs.builder import BuildConfig, build_kb
+from graphs.default_kb import shipped_embedding_caches
 from graphs.kb import KnowledgeBase
 from graphs.schema import SCHEMA_VERSION
+from graphs.settings import Settings
 
 REPO = Path(__file__).resolve().parent.parent
 SLICE = REPO / "tests" / "fixtures" / "slice"
-SHIPPED_CACHES = tuple(sorted((REPO / "data" / "embeddings").glob("minilm-onnx-int8*.npz")))
+SHIPPED_CACHES = tuple(
+    shipped_embedding_caches(Settings(source_data_dir=REPO / "data", embedding_backend="onnx"))
+)
 TEST_EMBEDDING_CACHE = Path(
     os.environ.get(
         "EVIGRAPH_TEST_EMBEDDING_CACHE", Path.home() / ".cache" / "evigraph" / "test-embeddings.npz"

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from langgraph.checkpoint.memory import InMemorySaver
 
 from graphs.builder import build_kb
 from graphs.embedded_store import DB_FILE
@@ -18,7 +19,8 @@ from graphs.integrity import DIGEST_KEY, FILES_KEY
 from graphs.kb import KnowledgeBase
 from graphs.kb_layout import current_build
 from graphs.lexical_index import LEXICAL_DIR, build_from_db, load, query_tokens, tokenize
-from graphs.question_index import QUESTIONS_COLLECTION
+from graphs.question_index import BUILT_WITHOUT_IT, QUESTIONS_COLLECTION
+from graphs.settings import Settings
 from tests.tiny_kb import _qa, tiny_config
 
 
@@ -166,3 +168,13 @@ def test_kb_built_before_the_question_index_ranks_and_says_rebuild(
         assert any("before the question index" in w and "evigraph kb build" in w for w in result.warnings)
     finally:
         kb.close()
+    # ... and a consult on it tells the reader, once (evidence_rank's warnings never reached an answer)
+    from agent.consult import Consultant
+
+    settings = Settings(kb_dir=root, data_dir=tmp_path / "data", llm_enabled=False)
+    consultant = Consultant(settings, checkpointer=InMemorySaver(), use_llm=False)
+    try:
+        warnings = consultant.ask("How is gout treated?").answer["warnings"]
+        assert [w for w in warnings if "before the question index" in w] == [BUILT_WITHOUT_IT]
+    finally:
+        consultant.kb.close()

@@ -245,12 +245,7 @@ def evidence_rank(kb: KnowledgeBase, request: EvidenceRankRequest) -> EvidenceRa
 
     frags: list[str] = []
     lexical = kb.lexical
-    warnings.extend(lexical.warnings)
-    if "questions" not in kb.manifest.data.get("counts", {}):
-        warnings.append(
-            "This KB was built before the question index: questions are matched by their passages only. "
-            "Run `evigraph kb build` to add it."
-        )
+    warnings.extend(kb.warnings)
     if "fragment" in methods:
         all_frags = fragments(query_text)
         frags = all_frags[:MAX_FRAGMENTS]
@@ -298,10 +293,10 @@ def evidence_rank(kb: KnowledgeBase, request: EvidenceRankRequest) -> EvidenceRa
     extra: list[tuple[str, Origin]] = [
         (i, "lexical") for i, _ in (lexical.search(query_text, lexical_k) if lexical_k else [])
     ]
-    for document_id, _ in lexical.question_search(question, question_k) if question_k else []:
-        extra.extend((i, "question") for i in lexical.evidence_of_document.get(document_id, []))
-    for document_id in question_matches(kb, query, question_k) if question_k else []:
-        extra.extend((i, "question") for i in lexical.evidence_of_document.get(document_id, []))
+    if question_k:  # documents whose question matches the query, by words (BM25) and by meaning
+        asked_docs = [d for d, _ in lexical.question_search(question, question_k)]
+        for document_id in dict.fromkeys([*asked_docs, *question_matches(kb, query, question_k)]):
+            extra.extend((i, "question") for i in lexical.evidence_of_document.get(document_id, []))
     ids, origins, unknown, vectors = _candidates(kb, request, query, extra)
     records = kb.store.get_evidence([i for i in ids if i in vectors])
     unknown += [i for i in ids if i not in records and i not in unknown]

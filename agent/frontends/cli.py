@@ -118,13 +118,13 @@ def chat(
     """A consult in the terminal: questions and follow-ups, live steps, cited answers, /help for commands."""
     from agent.consult import check_task
     from agent.frontends.cli_kb import open_consultant
-    from agent.frontends.terminal import ChatSession, sigint_for_main_only
+    from agent.frontends.terminal import ChatSession
 
     settings = load_settings(kb_dir=kb_dir)
     out = Console()
     with user_errors():
         check_task(task)  # before loading anything
-        with sigint_for_main_only(), out.status("loading the knowledge base…"):
+        with out.status("loading the knowledge base…"):
             consultant = open_consultant(settings, offline)
         session = ChatSession(
             consultant, out, task=task, consult_id=resume, history_path=settings.data_dir / "chat_history"

@@ -112,19 +112,6 @@ def block_sigint_in_this_thread() -> None:
         signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
 
 
-@contextlib.contextmanager
-def sigint_for_main_only() -> Iterator[None]:
-    """Threads started inside this block (model sessions, spinners) get SIGINT blocked; see above."""
-    if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
-
-
 TEST_HOLD_ENV = "EVIGRAPH_TEST_HOLD_FILE"
 """Test-only knob: while the file this names exists, a turn waits before it starts (until cancelled), so a
 test's Ctrl-C always lands on a running turn however fast or loaded the machine is."""

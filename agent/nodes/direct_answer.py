@@ -52,13 +52,19 @@ def dataset_names(source: str) -> list[str]:
     return [DATASET_NAMES.get(p, p) for p in parts]
 
 
-def rank_facts(kb: KnowledgeBase, facts: list[KGFact], evidence: list[EvidenceRec]) -> list[KGFactRec]:
+def rank_facts(
+    kb: KnowledgeBase,
+    facts: list[KGFact],
+    evidence: list[EvidenceRec],
+    mentioned: dict[str, list[str]] | None = None,
+) -> list[KGFactRec]:
     """One record per linked entity name (its chains and datasets merged), most-supported first.
 
     By name, not id: the unified KG holds the same concept under several ids ("Pain" from UMLS and from
     HPO), and a clinician read "Pain [1] (LabeledIn); Pain [2] (LabeledIn)" as a glitch.
     """
-    mentioned = kb.store.evidence_entities([e["id"] for e in evidence])
+    if mentioned is None:
+        mentioned = kb.store.evidence_entities([e["id"] for e in evidence])
     texts = [e.get("text", "").lower() for e in evidence]
     by_entity: dict[tuple[str, str], KGFactRec] = {}
     ids: dict[tuple[str, str], set[str]] = {}
@@ -91,9 +97,8 @@ def rank_facts(kb: KnowledgeBase, facts: list[KGFact], evidence: list[EvidenceRe
     return sorted(by_entity.values(), key=lambda r: (-r["support"], r["entity_name"].lower()))
 
 
-def subject_support(kb: KnowledgeBase, evidence: list[EvidenceRec]) -> dict[str, int]:
+def subject_support(evidence: list[EvidenceRec], mentioned: dict[str, list[str]]) -> dict[str, int]:
     """Entity id → how many retrieved passages are about it (keyword entity or a mention)."""
-    mentioned = kb.store.evidence_entities([e["id"] for e in evidence])
     counts: dict[str, int] = {}
     for ev in evidence:
         for entity_id in {ev.get("keyword_entity", ""), *mentioned.get(ev["id"], [])} - {""}:
@@ -122,9 +127,10 @@ def facts_for(kb: KnowledgeBase, focus: Focus, evidence: list[EvidenceRec]) -> t
             # list what another focus entity, a drug, is indicated for): keep the focus entity most of the
             # retrieved passages are about (a reply to check names drugs, but it is about gout), then the
             # best-supported pair.
-            ranked = rank_facts(kb, facts, evidence)
+            mentioned = kb.store.evidence_entities([e["id"] for e in evidence])  # read once, used twice
+            ranked = rank_facts(kb, facts, evidence, mentioned)
             head_of = {(f.focus_id, f.entity_id): f.focus_is_head for f in facts}
-            about = subject_support(kb, evidence)
+            about = subject_support(evidence, mentioned)
             lead = max(ranked, key=lambda r: about.get(r["focus_id"], 0))  # the first of equals: best support
             lead_head = head_of[(lead["focus_id"], lead["entity_id"])]
             ranked = [

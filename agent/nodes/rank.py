@@ -66,8 +66,10 @@ def make_evidence_rank(deps: ConsultDeps):  # type: ignore[no-untyped-def]
         result = evidence_rank(deps.kb, request)
         records = ranked_records(deps, list(result.evidence))
         emit(runtime, "evidence_rank", top=[f"[{r['id']}] {r['text'][:90]}" for r in records[:3]])
+        known = state.get("warnings", [])
         return {
             "evidence": records,
+            "warnings": [*known, *(w for w in deps.kb.warnings if w not in known)],  # "rebuild the KB"
             "trace": [
                 step(
                     state,
