@@ -23,7 +23,7 @@ from agent.nodes.focus import question_focus
 from agent.nodes.key_sentences import readable, select_key_sentences
 from agent.nodes.retrieval import search_question
 from agent.state import ChainRec, ConsultState, EvidenceRec
-from graphs.labels import specific_labels_asked
+from graphs.model.labels import specific_labels_asked
 from prompts import render_prompt
 
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\"'])")

@@ -25,7 +25,7 @@ from agent.llm import make_chat_model
 from agent.sanitize import clean_payload, clean_text
 from agent.sessions import consult_exists, new_consult_id, open_checkpointer, thread_config
 from graphs.kb import KnowledgeBase, open_kb
-from graphs.settings import Settings
+from graphs.model.settings import Settings
 
 MAX_INPUT_CHARS = 50_000
 Event = dict[str, Any]

@@ -15,9 +15,9 @@ import typer
 from rich.console import Console
 
 from agent.redact import redact
-from graphs.kb_layout import KBError
-from graphs.loaders import LoadError
-from graphs.store import StoreError
+from graphs.build.loaders import LoadError
+from graphs.disk.layout import KBError
+from graphs.stores.base import StoreError
 
 log = logging.getLogger("evigraph")
 _console = Console(stderr=True)

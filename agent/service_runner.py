@@ -28,7 +28,7 @@ from agent.consult import Event, TurnResult
 from agent.serving import ConsultService, ServeSettings
 from agent.sessions import open_checkpointer
 from graphs.kb import KnowledgeBase
-from graphs.settings import Settings
+from graphs.model.settings import Settings
 
 log = logging.getLogger("evigraph.serving")
 T = TypeVar("T")

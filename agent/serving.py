@@ -46,9 +46,9 @@ from agent.sessions import (
     open_async_checkpointer,
     thread_config,
 )
+from graphs.disk.layout import KBError, current_build
 from graphs.kb import KnowledgeBase, open_kb
-from graphs.kb_layout import KBError, current_build
-from graphs.settings import Settings
+from graphs.model.settings import Settings
 
 log = logging.getLogger("evigraph.serving")
 T = TypeVar("T")

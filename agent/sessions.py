@@ -20,7 +20,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from agent.errors import UserError
 from agent.redact import redact
-from graphs.settings import Settings
+from graphs.model.settings import Settings
 
 CONNECT_TIMEOUT_S = 10
 """Seconds to wait for a Postgres checkpoint server before telling the user it is unreachable."""

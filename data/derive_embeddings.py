@@ -1,6 +1,6 @@
 """Precompute the default KB's embeddings into ``data/embeddings/`` (the shipped embedding cache).
 
-Why: see graphs/embedding_cache.py — embedding the default corpus on a 2-core machine takes far longer than
+Why: see graphs/vectors/embedding_cache.py — embedding the default corpus on a 2-core machine takes far longer than
 the first-consult budget, and the vectors depend only on (model, text). This script computes them with the
 same embedder and the same text construction the builder uses, for the *full* default profile (so both
 ``core`` and ``--full`` builds hit the cache). It is resumable: progress is saved every few thousand texts.
@@ -21,7 +21,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from graphs.builder import (  # noqa: E402 - the repo root must be importable first
+from graphs.build.builder import (  # noqa: E402 - the repo root must be importable first
     adopt_focus_names,
     entity_text,
     evidence_text,
@@ -30,12 +30,12 @@ from graphs.builder import (  # noqa: E402 - the repo root must be importable fi
     load_kg,
     make_evidence,
 )
-from graphs.default_kb import CORE_EXCLUDED_SOURCES, default_sources  # noqa: E402
-from graphs.embedding import get_embedder  # noqa: E402
-from graphs.embedding_cache import EmbeddingCache, text_key  # noqa: E402
-from graphs.loaders import LoadReport  # noqa: E402
-from graphs.ner import DictionaryMatcher  # noqa: E402
-from graphs.question_index import question_items  # noqa: E402
+from graphs.build.default_kb import CORE_EXCLUDED_SOURCES, default_sources  # noqa: E402
+from graphs.vectors.embedding import get_embedder  # noqa: E402
+from graphs.vectors.embedding_cache import EmbeddingCache, text_key  # noqa: E402
+from graphs.build.loaders import LoadReport  # noqa: E402
+from graphs.text.ner import DictionaryMatcher  # noqa: E402
+from graphs.vectors.question_index import question_items  # noqa: E402
 
 SLICE = REPO / "tests" / "fixtures" / "slice" / "medquad.jsonl"
 CACHE_NAME = {"onnx": "minilm-onnx-int8.npz", "sentence-transformers": "minilm-st-fp32.npz"}
@@ -50,7 +50,7 @@ def _entity_texts(entities: dict, degree: Counter[str], docs: list, matcher: Dic
 
 
 def questions_to_embed(data_dir: Path) -> list[str]:
-    """The question of every default document written as one (graphs/question_index.py), core first."""
+    """The question of every default document written as one (graphs/vectors/question_index.py), core first."""
     report = LoadReport()
     _, corpus = default_sources(data_dir)
     docs = load_documents([(corpus, "medquad")], report, None)

@@ -43,7 +43,7 @@ from evals.datasets.registry import get_dataset
 from evals.kb_cache import DEFAULT_CACHE_DIR, open_task_kb
 from evals.metrics.rouge import rouge_2, rouge_su4
 from graphs.kb import KnowledgeBase
-from graphs.settings import Settings, load_settings
+from graphs.model.settings import Settings, load_settings
 
 REPO = Path(__file__).resolve().parent.parent
 QUESTIONS = REPO / "evals" / "data" / "bioasq_dev.jsonl"

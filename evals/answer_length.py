@@ -29,7 +29,7 @@ from rich.console import Console
 from agent.consult import Consultant
 from agent.frontends.render import print_answer
 from evals.bench_common import percentile, publish
-from graphs.settings import Settings, load_settings
+from graphs.model.settings import Settings, load_settings
 
 WIDTH = 100
 TARGET_MEDIAN_LINES = 40

@@ -25,7 +25,7 @@ from evals.metrics.answers import (
     rate,
     rouge_l,
 )
-from graphs.settings import Settings
+from graphs.model.settings import Settings
 
 Retrieve = Callable[[str], list[str]]
 

@@ -36,8 +36,8 @@ from agent.consult import Consultant, TurnResult
 from evals.bench_common import percentile, publish
 from evals.bench_kb import REPO_ROOT
 from evals.bench_tools import real_questions
-from graphs.kb_layout import CURRENT
-from graphs.settings import Settings, load_settings
+from graphs.disk.layout import CURRENT
+from graphs.model.settings import Settings, load_settings
 
 TARGET_P50_S = 1.0
 WARM_UP_QUESTION = "What is the first-line treatment for type 2 diabetes?"

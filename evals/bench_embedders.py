@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from graphs.settings import Settings
+from graphs.model.settings import Settings
 
 DATA = Settings().shared_data_dir  # EVIGRAPH_SHARED_DATA_DIR, like every other command
 MEDQUAD = DATA / "corpus" / "medquad_answered.jsonl"
@@ -84,7 +84,7 @@ def run_worker(backend: str, workload_path: Path, out_dir: Path, save_vectors: b
     workload = json.loads(workload_path.read_text(encoding="utf-8"))
     baseline_kib = _rss_kib("VmRSS")
     started = time.perf_counter()
-    from graphs.embedding import get_embedder
+    from graphs.vectors.embedding import get_embedder
 
     embedder = get_embedder(backend)
     load_s = time.perf_counter() - started

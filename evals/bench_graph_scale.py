@@ -5,7 +5,7 @@
 For each size E it generates, seeded, (1) an entity×topic hypergraph with E weighted edges and (2) a typed,
 directed relation graph with E edges, both with power-law (Zipf-like) degrees on every side, as CSR arrays
 directly (no SQLite, no strings). It then times the *core* functions the two tools run
-(graphs/algorithms.py re-exports them): ``random_walks`` + ``visit_frequency`` (hypergraph_walk,
+(graphs/algorithms/views.py re-exports them): ``random_walks`` + ``visit_frequency`` (hypergraph_walk,
 random_walk mode), ``push_ppr`` (ppr mode), and ``ChainSearch.chains_between`` + ``best_candidates`` over all
 anchor pairs (reasoning_chain, chains mode) — ``--queries`` queries per seed, ``--seeds`` seeds, p50/p90 over
 all of them — plus, in the same run, the whole-graph power iteration (``exact_ppr``) for the push/power
@@ -34,9 +34,16 @@ import numpy as np
 import scipy.sparse as sp
 
 from evals.bench_common import percentile
-from graphs.algorithms import ChainSearch, best_candidates, exact_ppr, push_ppr, random_walks, visit_frequency
-from graphs.paths import CSRTypedRows
-from graphs.ppr import CSRRows, bipartite_csr, sorted_unique
+from graphs.algorithms.paths import CSRTypedRows
+from graphs.algorithms.ppr import CSRRows, bipartite_csr, sorted_unique
+from graphs.algorithms.views import (
+    ChainSearch,
+    best_candidates,
+    exact_ppr,
+    push_ppr,
+    random_walks,
+    visit_frequency,
+)
 
 WALK_TARGET_MS = 100.0
 CHAIN_TARGET_MS = 300.0
@@ -287,10 +294,10 @@ def plot(rows: list[dict[str, float]], path: Path) -> None:
 
 def bench_kb(kb_root: Path, repeats: int) -> str:
     """End-to-end tool latency on a real KB (ids, SQLite lookups and pydantic included)."""
-    from graphs.embedded_store import EmbeddedGraphStore
+    from graphs.disk.layout import VECTORS_DIR, KBCorrupt, current_build, read_manifest
     from graphs.kb import KnowledgeBase
-    from graphs.kb_layout import VECTORS_DIR, KBCorrupt, current_build, read_manifest
-    from graphs.vector_index import MatrixVectorIndex
+    from graphs.stores.embedded import EmbeddedGraphStore
+    from graphs.vectors.vector_index import MatrixVectorIndex
     from tools.hypergraph_walk import HypergraphWalkRequest, hypergraph_walk
     from tools.reasoning_chain import ReasoningChainRequest, reasoning_chain
 

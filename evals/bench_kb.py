@@ -35,9 +35,9 @@ from pathlib import Path
 from typing import Any
 
 from evals.bench_common import publish
-from graphs.default_kb import PROFILES, build_default_kb
-from graphs.kb_layout import current_build, dir_size, read_manifest
-from graphs.settings import load_settings
+from graphs.build.default_kb import PROFILES, build_default_kb
+from graphs.disk.layout import current_build, dir_size, read_manifest
+from graphs.model.settings import load_settings
 
 TARGET_LOAD_FOR_QUERY_S = 2.0
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -58,7 +58,7 @@ def peak_rss_mb():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 t0 = time.perf_counter()
 from graphs.kb import KnowledgeBase
-from graphs.kb_layout import current_build, read_manifest, verify_build
+from graphs.disk.layout import current_build, read_manifest, verify_build
 t1 = time.perf_counter()
 build = current_build(Path(sys.argv[1]))
 verify_build(build, read_manifest(build))

@@ -52,7 +52,7 @@ def run(deadline: float, runs: int) -> dict[str, Any]:
     from agent.context import ConsultContext
     from agent.frontends.cli_kb import open_consultant
     from agent.llm_guard import reset_breakers
-    from graphs.settings import load_settings
+    from graphs.model.settings import load_settings
 
     url, stop, held = hung_server()
     llm = open_consultant(

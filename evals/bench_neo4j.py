@@ -6,7 +6,7 @@ Usage::
 
 Uses the KB published under ``--kb-root`` (the default-sized KB when you have built one); without one it
 builds the test slice KB (tests/conftest.py ``slice_config``) into a temporary directory. When nothing
-answers on the local test port it starts the bundled Neo4j (graphs/neo4j_server) and stops it afterwards.
+answers on the local test port it starts the bundled Neo4j (graphs/neo4j/server) and stops it afterwards.
 
 Measured: a fresh bulk load (after clearing EviGraph's nodes) and an idempotent re-run of the same load
 (every MERGE finds its node), as nodes/s and relationships/s; then p50/p95 latency of single-id calls of
@@ -27,13 +27,13 @@ from typing import Any
 from urllib.parse import urlparse
 
 from evals.bench_common import percentile
-from graphs.builder import build_kb
-from graphs.embedded_store import EmbeddedGraphStore
-from graphs.kb_layout import current_build, read_manifest
-from graphs.neo4j_connection import Neo4jConnection
-from graphs.neo4j_loader import clear_graph, load_into_neo4j
-from graphs.neo4j_store import Neo4jGraphStore
-from graphs.store import GraphStore
+from graphs.build.builder import build_kb
+from graphs.disk.layout import current_build, read_manifest
+from graphs.neo4j.connection import Neo4jConnection
+from graphs.neo4j.loader import clear_graph, load_into_neo4j
+from graphs.neo4j.store import Neo4jGraphStore
+from graphs.stores.base import GraphStore
+from graphs.stores.embedded import EmbeddedGraphStore
 from tests.conftest import slice_config
 from tests.neo4j_fixture import SERVER_SCRIPT, port_answers, run_server_script
 

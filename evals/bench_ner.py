@@ -1,4 +1,4 @@
-"""Benchmark and sanity check of the dictionary NER (graphs/ner.py) on real data.
+"""Benchmark and sanity check of the dictionary NER (graphs/text/ner.py) on real data.
 
 Builds the matcher over every name and synonym of the unified KG, then runs it over a spread sample of
 MedQuAD answers (every 8th record, 2,000 passages). Prints the build time and the matching throughput
@@ -20,8 +20,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TypeVar
 
-from graphs.ner import DictionaryMatcher, Mention
-from graphs.settings import Settings
+from graphs.model.settings import Settings
+from graphs.text.ner import DictionaryMatcher, Mention
 
 DATA = Settings().shared_data_dir
 NODES = DATA / "kg/unified/nodes.tsv"

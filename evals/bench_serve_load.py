@@ -44,13 +44,13 @@ from typing import Any
 from evals.bench_common import percentile, publish
 from evals.bench_kb import REPO_ROOT
 from evals.bench_tools import real_questions
-from graphs.settings import load_settings
+from graphs.model.settings import load_settings
 
 REQUEST_TIMEOUT_S = 300.0
 START_TIMEOUT_S = 300.0
 GOAL_RATIO = 5.0
 WRITER = (
-    "import sys; from agent.consult import Consultant; from graphs.settings import load_settings\n"
+    "import sys; from agent.consult import Consultant; from graphs.model.settings import load_settings\n"
     "s = load_settings(kb_dir=sys.argv[1], llm_enabled=False)\n"
     "c = Consultant(s, use_llm=False)\n"
     "ok = 0\n"

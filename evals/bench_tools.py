@@ -31,9 +31,9 @@ from evals.baselines.evigraph import MAX_ANCHORS, MAX_CANDIDATES, MAX_SEEDS
 from evals.bench_common import percentile, publish
 from evals.datasets.registry import DATASETS
 from evals.kb_cache import DEFAULT_CACHE_DIR, open_task_kb
+from graphs.disk.layout import CURRENT
 from graphs.kb import KnowledgeBase
-from graphs.kb_layout import CURRENT
-from graphs.settings import Settings
+from graphs.model.settings import Settings
 
 TARGET_SEQUENCE_P50_MS = 150.0
 TOOLS = ("ner_link", "hypergraph_walk", "reasoning_chain", "evidence_rank")
@@ -44,7 +44,7 @@ WARM_UP = (
     "hour. Which drug should be given first?",
 )
 """Run before measuring (model load, caches), and none of the measured questions: the KB remembers recent
-query vectors (graphs/query_vectors.py), so a measured question must not have been asked before."""
+query vectors (graphs/vectors/query_vectors.py), so a measured question must not have been asked before."""
 TOP_K = 12
 """The agent's default number of passages handed to the answer (agent/context.py)."""
 

@@ -51,13 +51,13 @@ from pathlib import Path
 
 import numpy as np
 
-from graphs.builder import entity_text, load_kg
-from graphs.embedding import get_embedder
-from graphs.embedding_cache import CachedEmbedder, EmbeddingCache
-from graphs.loaders.base import LoadReport
-from graphs.ner import DictionaryMatcher, normalise_term
-from graphs.schema import Entity
-from graphs.settings import Settings
+from graphs.build.builder import entity_text, load_kg
+from graphs.build.loaders.base import LoadReport
+from graphs.model.schema import Entity
+from graphs.model.settings import Settings
+from graphs.text.ner import DictionaryMatcher, normalise_term
+from graphs.vectors.embedding import get_embedder
+from graphs.vectors.embedding_cache import CachedEmbedder, EmbeddingCache
 from tools.candidate_terms import candidate_terms
 from tools.ranking import STOP_WORDS
 

@@ -4,7 +4,7 @@ Why a cache keyed by a hash of the inputs: a BioASQ or PubMedQA pool needs its o
 holds MedQuAD), and building one embeds every passage — minutes on a laptop. The key covers the source
 files' bytes, the builder's code and the embedding backend, so a changed slice or builder rebuilds and an
 unchanged one is opened in milliseconds. Vectors of texts embedded once are kept in a per-cache embedding
-file (``graphs.embedding_cache``), so even a rebuild after a code change only re-embeds what changed.
+file (``graphs.vectors.embedding_cache``), so even a rebuild after a code change only re-embeds what changed.
 """
 
 from __future__ import annotations
@@ -15,29 +15,29 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from graphs.builder import BuildConfig, Progress, build_kb
+from graphs.build.builder import BuildConfig, Progress, build_kb
+from graphs.disk.layout import CURRENT
 from graphs.kb import KnowledgeBase
-from graphs.kb_layout import CURRENT
-from graphs.schema import SCHEMA_VERSION
+from graphs.model.schema import SCHEMA_VERSION
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_CACHE_DIR = REPO / "evals" / "reports" / "cache"
 USER_CACHE_NAME = "embeddings.npz"
 BUILDER_FILES = (
-    "builder.py",
-    "chunking.py",
-    "hypergraph.py",
-    "labels.py",
-    "ner.py",
-    "term_variants.py",
-    "tables.py",
-    "adjacency.py",
-    "schema.py",
-    "embedded_store.py",
-    "question_index.py",
-    "embedding_cache.py",
-    "lexical_index.py",
-    *sorted(f"loaders/{p.name}" for p in (REPO / "graphs" / "loaders").glob("*.py")),
+    "build/builder.py",
+    "build/chunking.py",
+    "build/hypergraph.py",
+    "model/labels.py",
+    "text/ner.py",
+    "text/term_variants.py",
+    "disk/tables.py",
+    "stores/adjacency.py",
+    "model/schema.py",
+    "stores/embedded.py",
+    "vectors/question_index.py",
+    "vectors/embedding_cache.py",
+    "text/lexical_index.py",
+    *sorted(f"build/loaders/{p.name}" for p in (REPO / "graphs" / "build" / "loaders").glob("*.py")),
 )
 """graphs/ files whose code shapes a build: a change to any of them gives cached KBs a new key."""
 

@@ -36,7 +36,7 @@ QUESTIONS: list[tuple[str, list[str]]] = [
 
 def run(n: int, label: str, out: Path) -> dict[str, Any]:
     from agent.frontends.cli_kb import open_consultant
-    from graphs.settings import load_settings
+    from graphs.model.settings import load_settings
 
     settings = load_settings()
     if not settings.llm_configured:

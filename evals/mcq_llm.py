@@ -64,7 +64,7 @@ def run(per_set: int, seed: int, out: Path) -> dict[str, Any]:
     from agent.compact_answer import key_sentences
     from agent.deps import ConsultDeps
     from agent.frontends.cli_kb import open_consultant
-    from graphs.settings import load_settings
+    from graphs.model.settings import load_settings
     from prompts import render_prompt
 
     settings = load_settings()

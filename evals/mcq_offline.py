@@ -55,7 +55,7 @@ from evals.mcq_gate import (
     gate_stats,
 )
 from graphs.kb import open_kb
-from graphs.settings import Settings, load_settings
+from graphs.model.settings import Settings, load_settings
 
 SPLITS_FILE = Path(__file__).parent / "data" / "mcq_offline_splits.json"
 SEED = 10

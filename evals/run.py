@@ -32,9 +32,9 @@ from evals.diagnostics import diagnose, render_diagnosis
 from evals.kb_cache import DEFAULT_CACHE_DIR, REPO, open_task_kb
 from evals.report import ReportContext, write_report
 from evals.scoring import Gold, cluster_map, resolve_gold, run_system, score_run
+from graphs.disk.layout import CURRENT, KBError
 from graphs.kb import KnowledgeBase
-from graphs.kb_layout import CURRENT, KBError
-from graphs.settings import Settings
+from graphs.model.settings import Settings
 
 DEFAULT_OUT = REPO / "evals" / "reports"
 DEFAULT_KS = "1,5,10,20,50"

@@ -37,7 +37,7 @@ from agent.deps import ConsultDeps
 from agent.nodes import sufficiency
 from agent.sessions import thread_config
 from evals.datasets.sufficiency import OUT as DATASET
-from graphs.settings import load_settings
+from graphs.model.settings import load_settings
 
 REPORTS = Path(__file__).resolve().parent / "reports"
 FEATURES = REPORTS / "sufficiency_features.jsonl"

@@ -27,7 +27,7 @@ from evals.baselines.base import EvidencePool
 from evals.baselines.evigraph import EviGraphConfig, EviGraphRetriever
 from evals.kb_cache import DEFAULT_CACHE_DIR, REPO, open_task_kb
 from evals.scoring import Gold, resolve_gold, run_system, score_run
-from graphs.settings import Settings
+from graphs.model.settings import Settings
 
 DEV_SETS = ("bioasq-dev", "medquad-consumer", "pubmedqa")
 FORBIDDEN = ("bioasq-test", "bioasq-full")

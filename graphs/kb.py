@@ -14,9 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from graphs.embedded_store import DB_FILE, EmbeddedGraphStore
-from graphs.embedding import get_embedder
-from graphs.kb_layout import (
+from graphs.disk.layout import (
     MATCHER_FILE,
     VECTORS_DIR,
     KBCorrupt,
@@ -26,13 +24,15 @@ from graphs.kb_layout import (
     take_lease,
     verify_build,
 )
-from graphs.lexical_index import LexicalIndex, open_lexical
-from graphs.ner import DictionaryMatcher
-from graphs.query_vectors import RememberingEmbedder
-from graphs.question_index import BUILT_WITHOUT_IT
-from graphs.settings import Settings
-from graphs.store import GraphStore, StoreError
-from graphs.vector_index import MatrixVectorIndex, QdrantVectorIndex, VectorIndex
+from graphs.model.settings import Settings
+from graphs.stores.base import GraphStore, StoreError
+from graphs.stores.embedded import DB_FILE, EmbeddedGraphStore
+from graphs.text.lexical_index import LexicalIndex, open_lexical
+from graphs.text.ner import DictionaryMatcher
+from graphs.vectors.embedding import get_embedder
+from graphs.vectors.query_vectors import RememberingEmbedder
+from graphs.vectors.question_index import BUILT_WITHOUT_IT
+from graphs.vectors.vector_index import MatrixVectorIndex, QdrantVectorIndex, VectorIndex
 
 
 @dataclass
@@ -118,7 +118,7 @@ class KnowledgeBase:
 
     @property
     def lexical(self) -> LexicalIndex:
-        """BM25 over evidence and document questions (graphs/lexical_index.py), loaded on first use."""
+        """BM25 over evidence and document questions (graphs/text/lexical_index.py), loaded on first use."""
         with self._lock:
             if self._lexical is None:
                 self._lexical = open_lexical(self.build_dir, self.build_dir / DB_FILE)
@@ -161,7 +161,7 @@ def _leased_current(root: Path) -> tuple[Path, Any]:
 
 def open_kb(settings: Settings) -> KnowledgeBase:
     """The KB the settings describe: the local build, with its graph in Neo4j when configured."""
-    from graphs.neo4j_store import open_store
+    from graphs.neo4j.store import open_store
 
     store = open_store(settings) if settings.graph_backend == "neo4j" else None
     key = settings.qdrant_api_key.get_secret_value() if settings.qdrant_api_key else None

@@ -19,11 +19,11 @@ from pathlib import Path
 import pytest
 
 from evals.kb_cache import BUILDER_FILES
-from graphs.builder import BuildConfig, build_kb
-from graphs.default_kb import shipped_embedding_caches
+from graphs.build.builder import BuildConfig, build_kb
+from graphs.build.default_kb import shipped_embedding_caches
 from graphs.kb import KnowledgeBase
-from graphs.schema import SCHEMA_VERSION
-from graphs.settings import Settings
+from graphs.model.schema import SCHEMA_VERSION
+from graphs.model.settings import Settings
 
 REPO = Path(__file__).resolve().parent.parent
 SLICE = REPO / "tests" / "fixtures" / "slice"
@@ -61,7 +61,7 @@ def _fingerprint() -> str:
         if p.is_file() and "bad" not in p.parts:
             h.update(p.name.encode())
             h.update(p.read_bytes())
-    for name in (*BUILDER_FILES, "kb_layout.py", "integrity.py"):  # the last two shape the manifest
+    for name in (*BUILDER_FILES, "disk/layout.py", "disk/integrity.py"):  # the last two shape the manifest
         h.update((REPO / "graphs" / name).read_bytes())
     return h.hexdigest()[:12]
 

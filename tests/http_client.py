@@ -19,7 +19,7 @@ from langchain_core.language_models import BaseChatModel
 from agent.frontends.http_api import ApiServer
 from agent.serving import ConsultService, ServeSettings
 from graphs.kb import KnowledgeBase
-from graphs.settings import Settings
+from graphs.model.settings import Settings
 
 GOUT = "What is the treatment for gout?"
 FOLLOW_UP = "What medicines lower uric acid?"

@@ -15,7 +15,7 @@ import pytest
 from tests.server_scripts import port_answers, run_server_script
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-SERVER_SCRIPT = REPO_ROOT / "graphs" / "neo4j_server" / "neo4j-server.sh"
+SERVER_SCRIPT = REPO_ROOT / "graphs" / "neo4j" / "server" / "neo4j-server.sh"
 DEFAULT_TEST_PORT = 7697
 # Covers a cold install (jar download from Maven Central) plus the script's own 120 s Bolt wait.
 START_TIMEOUT_SECONDS = 600

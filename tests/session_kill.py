@@ -20,7 +20,7 @@ import pytest
 from agent.consult import Consultant
 from agent.sessions import consult_exists, list_consults, thread_config
 from graphs.kb import KnowledgeBase
-from graphs.settings import Settings
+from graphs.model.settings import Settings
 
 REPO = Path(__file__).resolve().parent.parent
 FIRST = "What is the treatment for gout?"
@@ -30,7 +30,7 @@ CHILD = """
 import sys, time
 from pathlib import Path
 from agent.consult import Consultant
-from graphs.settings import Settings
+from graphs.model.settings import Settings
 
 kb_root, data_dir, checkpoint, marker = sys.argv[1:5]
 settings = Settings(kb_dir=kb_root, data_dir=data_dir, checkpoint_url=checkpoint, llm_enabled=False)

@@ -18,7 +18,7 @@ from agent.citations import cited_ids
 from agent.consult import Consultant, TurnResult
 from agent.context import ConsultContext
 from graphs.kb import KnowledgeBase
-from graphs.settings import Settings
+from graphs.model.settings import Settings
 from prompts import load_prompt
 from tests.fake_llm import (
     ScriptedChatModel,

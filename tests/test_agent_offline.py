@@ -22,7 +22,7 @@ from agent.nodes.retrieval import search_question
 from agent.nodes.turn import mcq_options
 from agent.sessions import thread_config
 from graphs.kb import KnowledgeBase
-from graphs.settings import Settings
+from graphs.model.settings import Settings
 
 CARBURETOR = "What is the best treatment for a broken carburetor in a 1972 Volkswagen?"
 GOUT = "DOID:13189"

@@ -19,9 +19,9 @@ from langchain_openai import ChatOpenAI
 from langgraph.checkpoint.memory import InMemorySaver
 
 from agent.consult import Consultant, TurnResult
-from graphs.incremental import add_documents
+from graphs.build.incremental import add_documents
 from graphs.kb import KnowledgeBase
-from graphs.settings import Settings
+from graphs.model.settings import Settings
 from prompts import load_prompt
 from tests.openai_stub import (
     Body,

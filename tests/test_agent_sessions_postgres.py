@@ -16,7 +16,7 @@ import pytest
 from agent.errors import UserError
 from agent.sessions import open_checkpointer
 from graphs.kb import KnowledgeBase
-from graphs.settings import Settings
+from graphs.model.settings import Settings
 from tests.postgres_fixture import postgres_database_url, postgres_url  # noqa: F401
 from tests.session_kill import assert_resumes_after_the_kill, run_and_kill_mid_turn
 

@@ -1,4 +1,4 @@
-"""Graph algorithms (graphs/ppr.py, graphs/paths.py) on hand-built arrays, a tiny real KB and the slice KB.
+"""Graph algorithms (graphs/algorithms/{ppr,paths}.py) on hand-built arrays, a tiny real KB and the slice KB.
 
 The tiny KB is built with the real builder from TSV/JSONL written here (real components); its graph is small
 enough that every chain and every Pareto rank can be worked out by hand (see ``TINY_EDGES``).
@@ -13,11 +13,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from graphs.algorithms import bipartite_view, typed_view
-from graphs.builder import BuildConfig, build_kb
-from graphs.embedded_store import EmbeddedGraphStore
-from graphs.kb import KnowledgeBase
-from graphs.paths import (
+from graphs.algorithms.paths import (
     ChainSearch,
     CSRTypedRows,
     best_candidates,
@@ -25,7 +21,7 @@ from graphs.paths import (
     pareto_front,
     prioritise,
 )
-from graphs.ppr import (
+from graphs.algorithms.ppr import (
     CSRRows,
     WeightedRows,
     bipartite_csr,
@@ -35,6 +31,10 @@ from graphs.ppr import (
     random_walks,
     visit_frequency,
 )
+from graphs.algorithms.views import bipartite_view, typed_view
+from graphs.build.builder import BuildConfig, build_kb
+from graphs.kb import KnowledgeBase
+from graphs.stores.embedded import EmbeddedGraphStore
 
 TINY_NODES = [
     ("X:A", "alphazine", "Compound"),
@@ -232,7 +232,7 @@ def test_walks_are_reproducible_by_seed() -> None:
 
 # ----- typed graph: chains ------------------------------------------------------------------------------
 def edge_csr(rows: np.ndarray, cols: np.ndarray, n: int) -> sp.csr_matrix:
-    """CSR whose data are edge numbers (as graphs/adjacency.py stores them; 0 is a valid edge)."""
+    """CSR whose data are edge numbers (as graphs/stores/adjacency.py stores them; 0 is a valid edge)."""
     edges = np.arange(len(rows))
     order = np.lexsort((edges, cols, rows))
     indptr = np.zeros(n + 1, dtype=np.int64)

@@ -17,7 +17,7 @@ from agent.consult import Consultant
 from agent.frontends.answer_view import compact_body, short_answer, shorten, single_bullets
 from agent.frontends.render import consult_markdown, print_answer
 from graphs.kb import KnowledgeBase
-from graphs.settings import Settings
+from graphs.model.settings import Settings
 
 LONG = (
     "Insulin therapy is needed when diet and oral medicines no longer keep blood glucose in the target range "

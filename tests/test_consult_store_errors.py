@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from agent.sessions import list_consults, open_checkpointer
-from graphs.settings import load_settings
+from graphs.model.settings import load_settings
 from tests.conftest import read_only
 
 REPO = Path(__file__).resolve().parent.parent

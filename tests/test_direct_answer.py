@@ -22,9 +22,9 @@ from agent.nodes.key_sentences import MAX_SENTENCES, mmr, readable, with_lists
 from agent.sessions import thread_config
 from agent.state import EvidenceRec
 from graphs.kb import KnowledgeBase
-from graphs.kg_facts import fact_chain_id, kg_facts
-from graphs.labels import relations_for, specific_labels_asked
-from graphs.settings import Settings
+from graphs.model.labels import relations_for, specific_labels_asked
+from graphs.model.settings import Settings
+from graphs.stores.kg_facts import fact_chain_id, kg_facts
 from tools.reasoning_chain import ReasoningChainRequest, chain_id, reasoning_chain
 
 FIRST_LINE = "What is the first-line medicine for type 2 diabetes?"
@@ -262,7 +262,7 @@ def test_the_verdict_names_each_subject_once_and_says_when_no_aspect_is_asked(co
 
 def test_kg_facts_naming_the_same_concept_under_two_ids_are_one_line(slice_kb: KnowledgeBase) -> None:
     from agent.nodes.direct_answer import rank_facts
-    from graphs.kg_facts import KGFact
+    from graphs.stores.kg_facts import KGFact
 
     def fact(chain: str, entity_id: str, name: str) -> KGFact:
         return KGFact(
@@ -307,7 +307,7 @@ def test_kg_facts_follow_the_subject_the_passages_are_about_not_a_drug_the_reply
 def test_key_sentences_of_an_aspect_question_carry_that_aspect_and_skip_research(
     consultant: Consultant, question: str
 ) -> None:
-    from graphs.labels import mentions_label
+    from graphs.model.labels import mentions_label
 
     answer = consultant.ask(question).answer
     chosen = answer["direct"]["sentences"]

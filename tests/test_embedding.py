@@ -1,4 +1,4 @@
-"""Tests for graphs.embedding with the real all-MiniLM-L6-v2 model, both backends.
+"""Tests for graphs.vectors.embedding with the real all-MiniLM-L6-v2 model, both backends.
 
 The ONNX backend is the default and must reproduce the sentence-transformers pipeline; comparing it with
 the fp32 reference on real sentences is what proves tokenisation, truncation, pooling and normalisation
@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from graphs.embedding import (
+from graphs.vectors.embedding import (
     EMBEDDING_DIM,
     VALID_BACKENDS,
     Embedder,
@@ -101,6 +101,7 @@ def test_long_text_is_truncated_not_an_error(embedder: Embedder) -> None:
     assert float(vector @ longer) > 0.9999
 
 
+@pytest.mark.torch
 def test_onnx_matches_sentence_transformers_reference() -> None:
     onnx_vectors = get_embedder("onnx").embed([*MEDICAL_SENTENCES, *_real_snippets(10)])
     reference = get_embedder("sentence-transformers").embed([*MEDICAL_SENTENCES, *_real_snippets(10)])
@@ -108,6 +109,7 @@ def test_onnx_matches_sentence_transformers_reference() -> None:
     assert cosines.min() > 0.98, cosines
 
 
+@pytest.mark.torch
 def test_backends_have_distinct_names() -> None:
     # A knowledge base records the name; the int8 and fp32 vectors differ, so the names must too.
     assert get_embedder("onnx").name != get_embedder("sentence-transformers").name
@@ -132,7 +134,7 @@ def test_without_torch_onnx_works_and_torch_backend_says_what_to_install() -> No
     script = """
 import sys
 sys.modules["torch"] = None
-from graphs.embedding import EmbeddingBackendUnavailable, get_embedder
+from graphs.vectors.embedding import EmbeddingBackendUnavailable, get_embedder
 vector = get_embedder("onnx").embed_one("heart attack")
 assert vector.shape == (384,)
 try:

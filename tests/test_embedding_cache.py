@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from graphs.embedding import get_embedder
-from graphs.embedding_cache import CachedEmbedder, EmbeddingCache, text_key
+from graphs.vectors.embedding import get_embedder
+from graphs.vectors.embedding_cache import CachedEmbedder, EmbeddingCache, text_key
 
 
 def test_a_text_repeated_across_batches_gets_its_own_vector(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ import pytest
 from evals.datasets.answers import load_long_form, load_mcq
 from evals.datasets.make_slices import CI_POOL, DEV_POOL, TEST_POOL, normalized_question
 from evals.datasets.registry import DATA, DATASETS, SLICE, get_dataset
-from graphs.settings import Settings
+from graphs.model.settings import Settings
 from tests.fixtures.make_shared_slices import snippet_digest
 
 REPO = Path(__file__).resolve().parents[1]

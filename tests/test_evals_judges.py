@@ -21,7 +21,7 @@ from evals.datasets.schema import LongFormItem
 from evals.judges import JudgeTally, contradicted, key_points, pairwise
 from evals.metrics.answers import key_point_coverage, rouge_l
 from evals.run import main
-from graphs.settings import Settings
+from graphs.model.settings import Settings
 from tests.openai_stub import Body, Reply, StubServer, openai_stub, text_reply, user_prompt
 
 MODEL = "judge-test-model"

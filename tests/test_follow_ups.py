@@ -24,7 +24,7 @@ from agent.nodes.retrieval import UNRESOLVED_REFERENCE, make_ner_link, search_qu
 from agent.sessions import thread_config
 from agent.state import ConsultState, EntityRec
 from graphs.kb import KnowledgeBase
-from graphs.settings import Settings
+from graphs.model.settings import Settings
 
 GOUT, ASTHMA, ALLOPURINOL = "DOID:13189", "DOID:2841", "DRUGBANK:DB00437"
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import psycopg
 
 from graphs.kb import KnowledgeBase
-from graphs.settings import Settings
+from graphs.model.settings import Settings
 from tests.http_client import FOLLOW_UP, GOUT, running_api
 from tests.postgres_fixture import postgres_database_url, postgres_url  # noqa: F401
 

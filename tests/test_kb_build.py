@@ -14,10 +14,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from graphs.builder import build_kb
-from graphs.embedded_store import EmbeddedGraphStore
-from graphs.kb import KnowledgeBase
-from graphs.kb_layout import (
+from graphs.build.builder import build_kb
+from graphs.build.loaders import LoadError
+from graphs.disk.layout import (
     KBCorrupt,
     KBIncompatible,
     KBLocked,
@@ -25,7 +24,8 @@ from graphs.kb_layout import (
     build_lock,
     current_build,
 )
-from graphs.loaders import LoadError
+from graphs.kb import KnowledgeBase
+from graphs.stores.embedded import EmbeddedGraphStore
 from tests.conftest import SLICE
 from tests.tiny_kb import tiny_config
 
@@ -188,7 +188,7 @@ def test_killed_build_leaves_the_previous_kb_intact(tiny_root: Path, tmp_path: P
     before = current_build(root)
     script = (
         f"import sys; sys.path.insert(0, {str(REPO)!r})\n"
-        "from graphs.builder import build_kb\n"
+        "from graphs.build.builder import build_kb\n"
         "from tests.conftest import slice_config\n"
         f"build_kb(__import__('pathlib').Path({str(root)!r}), slice_config())\n"
     )

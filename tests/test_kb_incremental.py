@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from graphs.builder import build_kb
-from graphs.incremental import add_documents, remove_document
+from graphs.build.builder import build_kb
+from graphs.build.incremental import add_documents, remove_document
+from graphs.disk.layout import KBError, current_build
 from graphs.kb import KnowledgeBase
-from graphs.kb_layout import KBError, current_build
 from tests.tiny_kb import _qa, tiny_config
 
 TOPIC = "T:DOID:9352|treatment"

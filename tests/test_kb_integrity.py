@@ -13,9 +13,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from graphs.build.loaders import LoadError
+from graphs.disk.layout import KBError, current_build, publish, read_manifest, write_manifest
 from graphs.kb import KnowledgeBase
-from graphs.kb_layout import KBError, current_build, publish, read_manifest, write_manifest
-from graphs.loaders import LoadError
 from tools.evidence_rank import EvidenceRankRequest, evidence_rank
 
 REPO = Path(__file__).resolve().parent.parent

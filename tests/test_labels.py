@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from graphs.labels import labels_asked, specific_labels_asked
+from graphs.model.labels import labels_asked, specific_labels_asked
 
 
 @pytest.mark.parametrize(

@@ -12,15 +12,15 @@ import numpy as np
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-from graphs.builder import build_kb
-from graphs.embedded_store import DB_FILE
-from graphs.incremental import add_documents, remove_document
-from graphs.integrity import DIGEST_KEY, FILES_KEY
+from graphs.build.builder import build_kb
+from graphs.build.incremental import add_documents, remove_document
+from graphs.disk.integrity import DIGEST_KEY, FILES_KEY
+from graphs.disk.layout import current_build
 from graphs.kb import KnowledgeBase
-from graphs.kb_layout import current_build
-from graphs.lexical_index import LEXICAL_DIR, build_from_db, load, query_tokens, tokenize
-from graphs.question_index import BUILT_WITHOUT_IT, QUESTIONS_COLLECTION
-from graphs.settings import Settings
+from graphs.model.settings import Settings
+from graphs.stores.embedded import DB_FILE
+from graphs.text.lexical_index import LEXICAL_DIR, build_from_db, load, query_tokens, tokenize
+from graphs.vectors.question_index import BUILT_WITHOUT_IT, QUESTIONS_COLLECTION
 from tests.tiny_kb import _qa, tiny_config
 
 

@@ -21,7 +21,7 @@ from agent.llm import MAX_TOKENS, forget_probes
 from agent.llm_guard import reset_breakers
 from agent.verdict_check import second_opinion
 from graphs.kb import KnowledgeBase
-from graphs.settings import Settings
+from graphs.model.settings import Settings
 from tests.llama_like import LlamaLike, schema_name, token_cap
 from tests.openai_stub import StubServer, error_reply, openai_stub, stall_reply, user_prompt
 

@@ -42,7 +42,7 @@ from agent.local_llm import (
 )
 from agent.local_llm_server import choose_threads, healthy, running, start_server, stop_server
 from agent.nodes.hypothesis import HypothesisOutput
-from graphs.settings import Settings
+from graphs.model.settings import Settings
 
 FAKE_SERVER = Path(__file__).resolve().parent / "fake_llama_server.py"
 

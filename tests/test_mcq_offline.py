@@ -13,7 +13,7 @@ from agent.consult import Consultant
 from agent.deps import ConsultDeps
 from agent.nodes import mcq
 from graphs.kb import KnowledgeBase
-from graphs.settings import Settings
+from graphs.model.settings import Settings
 
 MCQ = "Which drug lowers uric acid in gout?\nA. Allopurinol\nB. Ibuprofen\nC. Prednisone\nD. Colchicine"
 

@@ -13,8 +13,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from graphs.neo4j_connection import Neo4jConnection
-from graphs.store import StoreError
+from graphs.neo4j.connection import Neo4jConnection
+from graphs.stores.base import StoreError
 from tests.neo4j_fixture import neo4j_uri  # noqa: F401
 
 pytestmark = pytest.mark.neo4j

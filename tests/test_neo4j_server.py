@@ -1,4 +1,4 @@
-"""The bundled Neo4j 5.26 server (graphs/neo4j_server) answers real Cypher over Bolt without auth."""
+"""The bundled Neo4j 5.26 server (graphs/neo4j/server) answers real Cypher over Bolt without auth."""
 
 import uuid
 

@@ -16,14 +16,14 @@ from typing import Any
 
 import pytest
 
-from graphs.embedded_store import EmbeddedGraphStore
+from graphs.disk.layout import current_build, read_manifest
 from graphs.kb import KnowledgeBase
-from graphs.kb_layout import current_build, read_manifest
-from graphs.neo4j_connection import Neo4jConnection
-from graphs.neo4j_loader import W_META, clear_graph, export_kb_to_neo4j, graph_counts, load_into_neo4j
-from graphs.neo4j_store import Neo4jGraphStore, open_store
-from graphs.settings import Settings
-from graphs.store import Direction, StoreError
+from graphs.model.settings import Settings
+from graphs.neo4j.connection import Neo4jConnection
+from graphs.neo4j.loader import W_META, clear_graph, export_kb_to_neo4j, graph_counts, load_into_neo4j
+from graphs.neo4j.store import Neo4jGraphStore, open_store
+from graphs.stores.base import Direction, StoreError
+from graphs.stores.embedded import EmbeddedGraphStore
 from tests.neo4j_fixture import neo4j_uri  # noqa: F401
 
 pytestmark = pytest.mark.neo4j

@@ -22,9 +22,9 @@ from typing import Any
 
 import pytest
 
-from graphs.embedded_store import EmbeddedGraphStore
 from graphs.kb import KnowledgeBase
-from graphs.neo4j_store import Neo4jGraphStore
+from graphs.neo4j.store import Neo4jGraphStore
+from graphs.stores.embedded import EmbeddedGraphStore
 from tests.neo4j_fixture import neo4j_uri  # noqa: F401
 from tests.test_neo4j_store import build_dir, loaded  # noqa: F401
 from tools.evidence_rank import EvidenceRankRequest, evidence_rank

@@ -1,4 +1,4 @@
-"""Dictionary NER (graphs/ner.py, graphs/negation.py) on the real unified KG and small dictionaries."""
+"""Dictionary NER (graphs/text/ner.py, negation.py) on the real unified KG and small dictionaries."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from graphs.ner import (
+from graphs.text.ner import (
     DEFAULT_STOPLIST,
     FORMAT_VERSION,
     DictionaryMatcher,

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from graphs.embedding import get_embedder
 from graphs.kb import KnowledgeBase
-from graphs.query_vectors import RememberingEmbedder
+from graphs.vectors.embedding import get_embedder
+from graphs.vectors.query_vectors import RememberingEmbedder
 
 
 def test_remembered_vectors_equal_fresh_ones_and_only_new_texts_are_encoded() -> None:

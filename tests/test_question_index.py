@@ -9,9 +9,9 @@ import sqlite3
 import numpy as np
 import pytest
 
-from graphs.embedded_store import DB_FILE
 from graphs.kb import KnowledgeBase
-from graphs.question_index import QUESTIONS_COLLECTION, is_question, question_items
+from graphs.stores.embedded import DB_FILE
+from graphs.vectors.question_index import QUESTIONS_COLLECTION, is_question, question_items
 from tools.evidence_rank import EvidenceRankRequest, evidence_rank
 from tools.fusion import QUESTION_DENSE_WEIGHT
 

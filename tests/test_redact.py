@@ -29,7 +29,7 @@ from agent.llm import make_chat_model
 from agent.redact import install_log_redaction, redact, redact_value, remember_secret
 from agent.serving import ConsultService, ServeSettings
 from graphs.kb import KnowledgeBase
-from graphs.settings import Settings
+from graphs.model.settings import Settings
 from tests.http_client import Api
 from tests.openai_stub import Body, StubServer, error_reply, openai_stub
 

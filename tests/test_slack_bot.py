@@ -37,7 +37,7 @@ from agent.nodes.answer import OFFLINE_LABEL, SAFETY_NOTE
 from agent.service_runner import ServiceRunner
 from agent.serving import ServeSettings
 from graphs.kb import KnowledgeBase
-from graphs.settings import Settings
+from graphs.model.settings import Settings
 from tests.fake_slack_api import BOT_USER_ID, TEAM_ID, Call, FakeSlackApi, fake_slack_api, message_text
 from tests.openai_stub import HOLD_LIMIT_S, HeldRequest, openai_stub
 from tests.test_agent_openai import consultant_for, router

@@ -28,7 +28,7 @@ from agent.llm import make_chat_model
 from agent.nodes.answer import OFFLINE_LABEL
 from agent.sessions import open_checkpointer
 from graphs.kb import KnowledgeBase
-from graphs.settings import Settings
+from graphs.model.settings import Settings
 from tests import test_slack_bot
 from tests.fake_slack_api import (
     BOT_ID,

@@ -17,7 +17,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from agent.consult import Consultant, Event
 from agent.frontends.terminal import TurnWorker
 from graphs.kb import KnowledgeBase
-from graphs.settings import Settings
+from graphs.model.settings import Settings
 
 
 def _sigint_blocked() -> bool:

@@ -10,10 +10,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-import graphs.algorithms as algorithms
-from graphs.embedded_store import EmbeddedGraphStore
+import graphs.algorithms.views as algorithms
+from graphs.algorithms.ppr import bipartite_csr, exact_ppr
 from graphs.kb import KnowledgeBase
-from graphs.ppr import bipartite_csr, exact_ppr
+from graphs.stores.embedded import EmbeddedGraphStore
 from tests.test_algorithms import tiny_kb  # noqa: F401 - session fixture shared with the algorithm tests
 from tools.hypergraph_walk import (
     HypergraphWalkRequest,

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from agent.llm import Usage, topic_summariser
-from graphs.builder import build_kb
-from graphs.embedded_store import EmbeddedGraphStore
-from graphs.kb_layout import current_build
+from graphs.build.builder import build_kb
+from graphs.disk.layout import current_build
+from graphs.stores.embedded import EmbeddedGraphStore
 from tests.fake_llm import ScriptedChatModel
 from tests.tiny_kb import tiny_config
 

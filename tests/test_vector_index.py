@@ -7,9 +7,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from graphs.builder import build_kb
+from graphs.build.builder import build_kb
 from graphs.kb import KnowledgeBase
-from graphs.vector_index import MatrixVectorIndex, QdrantVectorIndex
+from graphs.vectors.vector_index import MatrixVectorIndex, QdrantVectorIndex
 from tests.tiny_kb import tiny_config
 
 

@@ -11,8 +11,8 @@ import re
 from dataclasses import dataclass, field
 
 from graphs.kb import KnowledgeBase
-from graphs.negation import POST_TRIGGERS, PRE_TRIGGERS
-from graphs.ner import DEFAULT_STOPLIST, normalise_term
+from graphs.text.negation import POST_TRIGGERS, PRE_TRIGGERS
+from graphs.text.ner import DEFAULT_STOPLIST, normalise_term
 from tools.ranking import STOP_WORDS, word_set
 
 MAX_NGRAM_WORDS = 4
@@ -41,8 +41,8 @@ FILLER_WORDS: frozenset[str] = word_set(
 ) | frozenset(word for phrase in PRE_TRIGGERS + POST_TRIGGERS for word in phrase)
 """Question and case-vignette filler that is never an entity to link ("a 45-year-old woman presents with
 …", "what is the best treatment for …"); label words are here too because the question's *label* is read
-by graphs.labels, not linked as an entity. The words of the NegEx triggers ("denies", "absent", "ruled out")
-are breaks too: negation is a flag on mentions, never part of a term."""
+by graphs.model.labels, not linked as an entity. The words of the NegEx triggers ("denies", "absent",
+"ruled out") are breaks too: negation is a flag on mentions, never part of a term."""
 
 _TOKEN = re.compile(r"[A-Za-z0-9][\w'’\-/]*[A-Za-z0-9]|[A-Za-z0-9]")
 _AGE = re.compile(r"^\d+[-\s]?(year|month|week|day|hour)s?[-\s]?old$", re.IGNORECASE)

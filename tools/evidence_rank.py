@@ -17,9 +17,9 @@ features are embedded (two encoder calls, see :func:`_embed`). Methods, selectab
 
 Candidates also come from BM25 over title + passage (``lexical_k``) and from the question index: the
 evidence of documents whose question matches the query (``question_k``; MedQuAD documents answer a
-question, graphs/lexical_index.py). The final relevance fuses the semantic score with the min–max-rescaled
-BM25 and question-index scores, weighted by query features (tools/fusion.py: the rarity of the query's
-rarest token, whether any question matched, the number of fragments).
+question, graphs/text/lexical_index.py). The final relevance fuses the semantic score with the
+min–max-rescaled BM25 and question-index scores, weighted by query features (tools/fusion.py: the rarity of
+the query's rarest token, whether any question matched, the number of fragments).
 
 The semantic score is the mean of the min–max-rescaled scores of the selected semantic methods (cosine,
 fragment, idep), so methods on different scales (eq. 9 lives in [0, 10]) combine without one swamping the
@@ -36,9 +36,9 @@ from langchain_core.tools import BaseTool
 from pydantic import BaseModel, Field
 
 from graphs.kb import KnowledgeBase
-from graphs.labels import specific_labels_asked
-from graphs.lexical_index import query_tokens
-from graphs.schema import Evidence
+from graphs.model.labels import specific_labels_asked
+from graphs.model.schema import Evidence
+from graphs.text.lexical_index import query_tokens
 from tools.common import as_langchain_tool, truncate
 from tools.fusion import FusionWeights, QueryFeatures, fusion_weights
 from tools.idep_features import UsedFeature, offline_features

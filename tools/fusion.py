@@ -4,7 +4,7 @@ Why not one global weight: BM25 wins on questions with rare literal tokens (drug
 does not know) and loses on lay questions whose words rarely occur in the passages (issue 11: a global RRF
 with BM25 raised BioASQ recall@10 by 0.04 and cost MedQuAD consumer questions 0.05–0.09). So the lexical
 weight grows with a measurable query feature — the rarity of the query's rarest token in the KB (its BM25
-IDF over the largest possible one, graphs/lexical_index.py ``rarity``) — and the question index counts
+IDF over the largest possible one, graphs/text/lexical_index.py ``rarity``) — and the question index counts
 when the KB's documents carry questions that share words with the query.
 
 The constants were chosen on the dev sets only with ``python -m evals.tune_fusion`` (every grid point's
@@ -21,7 +21,7 @@ retrieval report); bioasq-test and the full pool were scored once, after the cho
   query matches some KB question (LEXICAL_WHEN_QUESTIONS was 0; 0.5 with the dense question index, below)
   and the BM25 question index brings candidates but no score (QUESTION_WEIGHT = 0).
 
-The second pass of issue 11 added the dense question index (graphs/question_index.py: the encoder's
+The second pass of issue 11 added the dense question index (graphs/vectors/question_index.py: the encoder's
 vector of each document's question) and re-chose the last two constants on the same dev sets (every point:
 evals/reports/fusion_dev_bioasq-dev_medquad-consumer_pubmedqa.md). medquad-consumer recall@10 / success@1
 with BM25 factor 0 / 0.5 / 1 when a question matches, by dense question weight 0 → 0.3: factor 0
@@ -49,7 +49,7 @@ QUESTION_WEIGHT = 0.0
 """Weight of the question-index score (BM25 of the query against the question a document answers)."""
 QUESTION_DENSE_WEIGHT = 0.3
 """Weight of the dense question score (cosine of the query to the question a document answers,
-graphs/question_index.py); 0 on a KB whose documents answer no written question."""
+graphs/vectors/question_index.py); 0 on a KB whose documents answer no written question."""
 LEXICAL_WHEN_QUESTIONS = 0.5
 """Factor on the BM25 weight when the query matches some document's question (a consumer-style KB whose
 documents answer questions: the question index then carries the lexical signal, and passage BM25 on lay

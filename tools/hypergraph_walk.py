@@ -3,9 +3,9 @@
 EbmKG §4.1 (seed 000): walks from the linked entities over the entity↔topic bipartite graph, each step
 chosen ∝ the eq. 6 weight ``w(t, m)``; ``f(t)`` = how many walks visit topic ``t``; keep the ``n_t`` most
 visited. ``mode="ppr"`` returns the deterministic limit of the same idea, personalised PageRank with the
-linked entities as restart set, by local push (graphs/ppr.py). The result also lists the other entities
-the walk reached (candidates for query expansion) and every topic's evidence ids, so the next tool can rank
-evidence inside the located topics.
+linked entities as restart set, by local push (graphs/algorithms/ppr.py). The result also lists the other
+entities the walk reached (candidates for query expansion) and every topic's evidence ids, so the next tool
+can rank evidence inside the located topics.
 
 Defaults, and why:
 * ``alpha = 4`` hops. The paper leaves α unset; 4 hops in B is seed → topic → co-mentioned entity → its
@@ -33,7 +33,7 @@ import numpy as np
 from langchain_core.tools import BaseTool
 from pydantic import BaseModel, Field
 
-from graphs.algorithms import (
+from graphs.algorithms.views import (
     DEFAULT_RESTART,
     BipartiteView,
     bipartite_view,

@@ -26,7 +26,7 @@ from langchain_core.tools import BaseTool
 from pydantic import BaseModel, Field, model_validator
 
 from graphs.kb import KnowledgeBase
-from graphs.negation import negated_spans
+from graphs.text.negation import negated_spans
 from tools.candidate_terms import (
     CandidateTerm,
     candidate_terms,

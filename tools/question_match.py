@@ -1,4 +1,5 @@
-"""Match a query to the questions the KB's documents answer (dense question index, graphs/question_index.py).
+"""Match a query to the questions the KB's documents answer (the dense question index,
+graphs/vectors/question_index.py).
 
 Kept apart from evidence_rank: one idea, with one failure mode worth its own docstring (ties).
 """
@@ -8,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from graphs.kb import KnowledgeBase
-from graphs.question_index import QUESTIONS_COLLECTION
+from graphs.vectors.question_index import QUESTIONS_COLLECTION
 
 QUESTION_TWINS = 4
 """Documents searched per wanted distinct question (a question repeated by up to four sources)."""

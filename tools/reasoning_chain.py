@@ -2,10 +2,10 @@
 
 ``mode="chains"`` (HyKGE §4.2.2, seed 003): between every pair of anchors, within ``k`` hops, the path
 (``i → … → j``), co-ancestor (``i → … ← j``) and co-occurrence (``i ← … → j``) chains, found by
-meet-in-the-middle over out-/in-edges (graphs/paths.py). ``mode="shortest_path"`` (BCG §3.2.3, seed 002):
-the shortest path between each pair, edges in either direction, and the evidence mapped to its nodes and
-edges, prioritised by BCG Algorithm 1. A single anchor gets its one-hop typed neighbourhood (KG-Rank-style
-triples).
+meet-in-the-middle over out-/in-edges (graphs/algorithms/paths.py). ``mode="shortest_path"`` (BCG §3.2.3,
+seed 002): the shortest path between each pair, edges in either direction, and the evidence mapped to its
+nodes and edges, prioritised by BCG Algorithm 1. A single anchor gets its one-hop typed neighbourhood
+(KG-Rank-style triples).
 
 Defaults, and why: ``k = 3`` (HyKGE: performance peaks near 3 and the number of chains explodes past it);
 ``degree_cap = 200`` (a node with more typed edges, e.g. a phenotype or "disease" hub, says little about
@@ -22,7 +22,7 @@ Pareto-optimal documents' evidence the next rank S. The objectives are recency (
 Our documents carry no citation counts, so impact uses a documented proxy: *path coverage*, the number of
 distinct path entities the document's evidence mentions. Without dates, the front is decided by coverage
 alone. Documents with equal objectives count as one front point and go one per round in rank order (see
-``graphs.paths.prioritise``); within a rank, evidence follows path order, then evidence id.
+``graphs.algorithms.paths.prioritise``); within a rank, evidence follows path order, then evidence id.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ import numpy as np
 from langchain_core.tools import BaseTool
 from pydantic import BaseModel, Field
 
-from graphs.algorithms import (
+from graphs.algorithms.views import (
     CHAIN_TYPES,
     Chains,
     ChainSearch,
@@ -48,8 +48,8 @@ from graphs.algorithms import (
     typed_view,
 )
 from graphs.kb import KnowledgeBase
-from graphs.schema import Entity, short_hash
-from graphs.store import GraphStore
+from graphs.model.schema import Entity, short_hash
+from graphs.stores.base import GraphStore
 from tools.common import as_langchain_tool
 
 KIND_NAMES = {0: "path", 1: "co_ancestor", 2: "co_occurrence", 3: "shortest_path"}

@@ -17,7 +17,7 @@ from agent.frontends.cli_llm import llm_app
 from agent.frontends.cli_serve import serve, slack
 from agent.frontends.mcp_cli import mcp
 from agent.redact import install_log_redaction, redact_value, remember_secret
-from graphs.settings import load_settings
+from graphs.model.settings import load_settings
 
 app = typer.Typer(
     name="evigraph",

@@ -12,14 +12,14 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 from rich.table import Table
 
 from agent.errors import user_errors
-from graphs.builder import BuildConfig, BuildResult, TopicDescriber, build_kb
-from graphs.default_kb import build_default_kb, shipped_embedding_caches
-from graphs.embedded_store import EmbeddedGraphStore
-from graphs.incremental import MAX_DOCUMENT_CHARS, add_documents, remove_document
-from graphs.integrity import rebuild_hint
-from graphs.kb_layout import current_build, dir_size, read_manifest, verify_build
-from graphs.neo4j_loader import export_kb_to_neo4j
-from graphs.settings import Settings, load_settings
+from graphs.build.builder import BuildConfig, BuildResult, TopicDescriber, build_kb
+from graphs.build.default_kb import build_default_kb, shipped_embedding_caches
+from graphs.build.incremental import MAX_DOCUMENT_CHARS, add_documents, remove_document
+from graphs.disk.integrity import rebuild_hint
+from graphs.disk.layout import current_build, dir_size, read_manifest, verify_build
+from graphs.model.settings import Settings, load_settings
+from graphs.neo4j.loader import export_kb_to_neo4j
+from graphs.stores.embedded import EmbeddedGraphStore
 
 if TYPE_CHECKING:
     from agent.consult import Consultant
@@ -228,8 +228,8 @@ def verify(kb_dir: KBDirOption = None) -> None:
 
 def _matcher_problems(build: Path) -> list[str]:
     """The entity dictionary unpickles (its bytes matched the record, so this catches builder bugs only)."""
-    from graphs.kb_layout import MATCHER_FILE
-    from graphs.ner import DictionaryMatcher
+    from graphs.disk.layout import MATCHER_FILE
+    from graphs.text.ner import DictionaryMatcher
 
     path = build / MATCHER_FILE
     try:

@@ -21,7 +21,7 @@ from rich.console import Console
 
 from agent.errors import UserError, user_errors
 from agent.frontends.cli_kb import ensure_default_kb, open_consultant
-from graphs.settings import Settings, load_settings
+from graphs.model.settings import Settings, load_settings
 
 if TYPE_CHECKING:
     from agent.service_runner import ServiceRunner

@@ -50,8 +50,8 @@ from agent.frontends.http_health import readiness
 from agent.redact import install_log_redaction, redact
 from agent.serving import ConsultService, ServerBusy, ServeSettings, UnknownConsult
 from agent.sessions import new_consult_id
-from graphs.kb_layout import KBError
-from graphs.store import StoreError
+from graphs.disk.layout import KBError
+from graphs.stores.base import StoreError
 
 log = logging.getLogger("evigraph.http")
 
@@ -180,7 +180,7 @@ def app_from_env() -> FastAPI:
     """The app of one worker process of ``evigraph serve --workers N``: settings and limits from the
     environment (``evigraph serve`` puts its options there before it starts the workers)."""
     from agent.llm import make_chat_model
-    from graphs.settings import load_settings
+    from graphs.model.settings import load_settings
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     install_log_redaction()

@@ -16,7 +16,7 @@ import typer
 from rich.console import Console
 
 from agent.errors import UserError, user_errors
-from graphs.settings import load_settings
+from graphs.model.settings import load_settings
 
 TRANSPORTS = ("stdio", "http")
 

@@ -20,7 +20,7 @@ from agent.graph import build_consult_graph
 from agent.llm import make_chat_model
 from agent.redact import install_log_redaction
 from graphs.kb import open_kb
-from graphs.settings import load_settings
+from graphs.model.settings import load_settings
 
 
 def make_graph(config: RunnableConfig | None = None) -> CompiledStateGraph[Any, Any, Any, Any]:

@@ -32,7 +32,7 @@ from agent.nodes.hypothesis import condition
 from agent.nodes.mcq import McqJudgement, judge_options, mcq_lines
 from agent.redact import redact
 from agent.state import ChainRec, ConsultState, DirectAnswerRec, EvidenceRec, Verdict
-from graphs.labels import specific_labels_asked
+from graphs.model.labels import specific_labels_asked
 from prompts import load_prompt
 
 SAFETY_NOTE = (

@@ -2,7 +2,7 @@
 
 Two parts (issue 10, item 1):
 
-* **KG facts for the asked relation** — the asked aspect maps to typed relations (``graphs.labels.
+* **KG facts for the asked relation** — the asked aspect maps to typed relations (``graphs.model.labels.
   RELATIONS_FOR_LABEL``); the entities the KG links to the focus by them are listed with their one-hop chain
   citations and source datasets, ranked by how many retrieved passages mention them (then by name), at most
   ``MAX_FACTS`` shown. The KG says "metformin treats type 2 diabetes" even when no passage does.
@@ -23,8 +23,8 @@ from agent.nodes.key_sentences import readable, select_key_sentences
 from agent.nodes.retrieval import search_question
 from agent.state import ChainRec, ConsultState, DirectAnswerRec, EvidenceRec, KeySentenceRec, KGFactRec
 from graphs.kb import KnowledgeBase
-from graphs.kg_facts import KGFact, kg_facts
-from graphs.labels import relations_for
+from graphs.model.labels import relations_for
+from graphs.stores.kg_facts import KGFact, kg_facts
 
 MAX_FACTS = 6
 SENTENCE_CHARS = 300

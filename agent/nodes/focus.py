@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from agent.nodes.mcq_parse import parse_mcq
 from agent.state import ConsultState, EntityRec, EvidenceRec
 from graphs.kb import KnowledgeBase
-from graphs.labels import labels_asked, mentions_label, specific_labels_asked
+from graphs.model.labels import labels_asked, mentions_label, specific_labels_asked
 from tools.ner_link import DEFAULT_DELTA
 
 SENTENCE_END = re.compile(

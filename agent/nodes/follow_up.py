@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from agent.state import ConsultState, EntityRec
-from graphs.labels import specific_labels_asked
+from graphs.model.labels import specific_labels_asked
 
 FOCUS_TYPES = frozenset({"Disease", "Compound", "Gene", "Phenotype", "Symptom", "Pathogen"})
 """Entity types a question can be *about* (an anatomy term like "children" qualifies, it is not a focus)."""

@@ -28,7 +28,7 @@ import numpy as np
 from agent.nodes.focus import Focus, sentences
 from agent.state import EvidenceRec
 from graphs.kb import KnowledgeBase
-from graphs.labels import mentions_label
+from graphs.model.labels import mentions_label
 
 TOP_PASSAGES = 10
 MAX_CANDIDATES = 40

@@ -29,7 +29,7 @@ import numpy as np
 from agent.deps import ConsultDeps
 from agent.nodes.mcq_parse import parse_mcq
 from graphs.kb import KnowledgeBase
-from graphs.labels import specific_labels_asked
+from graphs.model.labels import specific_labels_asked
 
 WEIGHTS = {"kg": 1.0, "ir": 10.0, "dense": 0.0}
 """Linear weights of the signals (``ir``/``dense`` are cosines, so 10 × a 0.01 cosine gap = 0.1)."""
@@ -48,7 +48,7 @@ ASKED_RELATIONS: dict[str, tuple[str, ...]] = {
     "causes": ("associated_gene", "has_material_basis_in", "results_in", "transmitted_by"),
     "inheritance": ("has_inheritance_pattern", "associated_gene"),
 }
-"""Evidence label asked (graphs.labels cues on the stem's question) → KG relation types that answer it."""
+"""Evidence label asked (graphs.model.labels cues on the stem's question) → KG relation types answering it."""
 IR_PASSAGES = 3
 OPTION_PASSAGES = 20
 

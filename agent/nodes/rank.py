@@ -16,7 +16,7 @@ from agent.deps import ConsultDeps
 from agent.nodes.common import emit, step
 from agent.nodes.retrieval import search_question
 from agent.state import ConsultState, EvidenceRec
-from graphs.labels import specific_labels_asked
+from graphs.model.labels import specific_labels_asked
 from tools.evidence_rank import EvidenceRankRequest, Feature, RankedEvidence, evidence_rank
 
 MAX_CANDIDATES = 400

@@ -34,7 +34,7 @@ from agent.nodes.hypothesis import condition
 from agent.nodes.retrieval import distinct_names
 from agent.state import ConsultState, EntityRec, EvidenceRec, Verdict
 from agent.verdict_check import second_opinion
-from graphs.labels import specific_labels_asked
+from graphs.model.labels import specific_labels_asked
 from prompts import render_prompt
 
 MIN_RELEVANCE = 0.65

@@ -23,7 +23,7 @@ How each slice is chosen (deterministic, ``random.Random(seed)``):
 * **pubmedqa-dev** — 100 questions from the official PQA-L test split; the pool is their abstracts'
   paragraphs plus the paragraphs of 200 other abstracts (distractors).
 
-Corpus files use the generic document format (graphs/loaders/generic_docs.py): one document per snippet
+Corpus files use the generic document format (graphs/build/loaders/generic_docs.py): one document per snippet
 or paragraph with ``id`` = snippet id, so every retrieved evidence unit maps back to its snippet. The title
 is ``PubMed <pmid>`` (a real, neutral field; an empty title would make the builder name fallback entities
 after nothing).
@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from evals.datasets.snippet_pools import read_jsonl
-from graphs.settings import Settings
+from graphs.model.settings import Settings
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"
 SEED = 20240502

@@ -25,7 +25,7 @@ import json
 import random
 from pathlib import Path
 
-from graphs.settings import Settings
+from graphs.model.settings import Settings
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 OUT = DATA / "sufficiency.jsonl"
@@ -138,7 +138,7 @@ def rows(settings: Settings) -> list[dict[str, object]]:
 
 
 def main() -> None:
-    from graphs.settings import load_settings
+    from graphs.model.settings import load_settings
 
     data = rows(load_settings())
     OUT.write_text("".join(json.dumps(r) + "\n" for r in data), encoding="utf-8")

@@ -29,7 +29,7 @@ from typing import Literal
 import numpy as np
 import scipy.sparse as sp
 
-from graphs.ppr import expand_ranges, sorted_unique
+from graphs.algorithms.ppr import expand_ranges, sorted_unique
 
 HalfDirection = Literal["out", "in", "both"]
 ChainType = Literal["path", "co_ancestor", "co_occurrence"]
@@ -58,7 +58,7 @@ class TypedRows(ABC):
 
 
 class CSRTypedRows(TypedRows):
-    """Rows from CSR arrays whose data are edge ids (graphs/adjacency.py layout).
+    """Rows from CSR arrays whose data are edge ids (graphs/stores/adjacency.py layout).
 
     The optional type filter is applied before the per-node limit, and a row keeps CSR order (neighbour,
     then edge id), which is what ``EmbeddedGraphStore.neighbors`` does: both paths see the same edges.

@@ -12,7 +12,7 @@ Representation, and why: entities and topics share one integer node space (entit
 ``j`` → ``n_entities + j``) and the graph is stored symmetric, so one row source serves both sides and a
 walk alternates entity → topic → entity by construction (the graph is bipartite). Rows come from a
 :class:`WeightedRows`: :class:`CSRRows` wraps in-memory CSR arrays (the embedded store, the benchmark);
-``graphs.algorithms.StoreBipartiteRows`` fetches rows through the ``GraphStore`` interface in batches.
+``graphs.algorithms.views.StoreBipartiteRows`` fetches rows through the ``GraphStore`` interface in batches.
 
 Determinism across both: a step picks neighbour ``k`` of a row with probability ∝ ``w_k`` using *integer*
 weight quanta (``round(w · 10⁶)``, at least 1) and one uniform draw per walker per step. Integer prefix

@@ -1,8 +1,9 @@
 """Graph algorithms for the retrieval tools, and the adapters that feed them from a ``GraphStore``.
 
 The algorithms themselves are pure numpy/scipy over integer node ids and live in two modules:
-:mod:`graphs.ppr` (random walks, local-push and exact personalised PageRank on the entity↔topic graph) and
-:mod:`graphs.paths` (reasoning chains, shortest paths, Pareto fronts on the typed graph). They read rows
+:mod:`graphs.algorithms.ppr` (random walks, local-push and exact personalised PageRank on the entity↔topic
+graph) and :mod:`graphs.algorithms.paths` (reasoning chains, shortest paths, Pareto fronts on the typed
+graph). They read rows
 through two small interfaces, ``WeightedRows`` and ``TypedRows``. This module provides both interfaces
 twice, with the string-id bookkeeping the tools need:
 
@@ -26,9 +27,7 @@ from typing import Literal, cast
 
 import numpy as np
 
-from graphs.adjacency import Adjacency
-from graphs.embedded_store import EmbeddedGraphStore
-from graphs.paths import (
+from graphs.algorithms.paths import (
     CHAIN_TYPES,
     Chains,
     ChainSearch,
@@ -41,7 +40,7 @@ from graphs.paths import (
     pareto_front,
     prioritise,
 )
-from graphs.ppr import (
+from graphs.algorithms.ppr import (
     DEFAULT_RESTART,
     CSRRows,
     PushResult,
@@ -55,8 +54,10 @@ from graphs.ppr import (
     sorted_unique,
     visit_frequency,
 )
-from graphs.schema import Relation
-from graphs.store import GraphStore
+from graphs.model.schema import Relation
+from graphs.stores.adjacency import Adjacency
+from graphs.stores.base import GraphStore
+from graphs.stores.embedded import EmbeddedGraphStore
 
 __all__ = [
     "CHAIN_TYPES",

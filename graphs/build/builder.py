@@ -21,19 +21,19 @@ from typing import Any
 
 import numpy as np
 
-from graphs.adjacency import build_adjacency, save_adjacency
-from graphs.chunking import MAX_WORDS, TARGET_WORDS, split_evidence
-from graphs.embedded_store import DB_FILE, normalise_name
-from graphs.embedding import Embedder, get_embedder
-from graphs.embedding_cache import CachedEmbedder, EmbeddingCache
-from graphs.hypergraph import FocusLinker, build_topics, extractive_description, new_focus_entity
-from graphs.kb_layout import MATCHER_FILE, VECTORS_DIR, build_lock, new_tmp_build, publish, write_manifest
-from graphs.lexical_index import build_from_db as build_lexical
-from graphs.loaders import LoadError, LoadReport, SourceDocument, detect_corpus_loader, detect_kg_loader
-from graphs.ner import DictionaryMatcher, Mention
-from graphs.question_index import QUESTIONS_COLLECTION, question_items
-from graphs.schema import Document, Entity, Evidence, Relation, Topic, evidence_id, short_hash, slugify
-from graphs.tables import (
+from graphs.stores.adjacency import build_adjacency, save_adjacency
+from graphs.build.chunking import MAX_WORDS, TARGET_WORDS, split_evidence
+from graphs.stores.embedded import DB_FILE, normalise_name
+from graphs.vectors.embedding import Embedder, get_embedder
+from graphs.vectors.embedding_cache import CachedEmbedder, EmbeddingCache
+from graphs.build.hypergraph import FocusLinker, build_topics, extractive_description, new_focus_entity
+from graphs.disk.layout import MATCHER_FILE, VECTORS_DIR, build_lock, new_tmp_build, publish, write_manifest
+from graphs.text.lexical_index import build_from_db as build_lexical
+from graphs.build.loaders import LoadError, LoadReport, SourceDocument, detect_corpus_loader, detect_kg_loader
+from graphs.text.ner import DictionaryMatcher, Mention
+from graphs.vectors.question_index import QUESTIONS_COLLECTION, question_items
+from graphs.model.schema import Document, Entity, Evidence, Relation, Topic, evidence_id, short_hash, slugify
+from graphs.disk.tables import (
     connect,
     set_meta,
     write_documents,
@@ -44,7 +44,7 @@ from graphs.tables import (
     write_topic_edges,
     write_topics,
 )
-from graphs.vector_index import MatrixVectorIndex, QdrantVectorIndex, VectorIndex
+from graphs.vectors.vector_index import MatrixVectorIndex, QdrantVectorIndex, VectorIndex
 
 MAX_SENSES_PER_MENTION = 3
 """A surface form that names several entities contributes at most this many (best connected) to f(e)."""

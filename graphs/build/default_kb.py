@@ -17,10 +17,10 @@ import gzip
 import json
 from pathlib import Path
 
-from graphs.builder import BuildConfig, BuildResult, Progress, TopicDescriber, build_kb
-from graphs.kb_layout import scratch_dir
-from graphs.loaders import LoadError
-from graphs.settings import Settings
+from graphs.build.builder import BuildConfig, BuildResult, Progress, TopicDescriber, build_kb
+from graphs.disk.layout import scratch_dir
+from graphs.build.loaders import LoadError
+from graphs.model.settings import Settings
 
 CORE_EXCLUDED_SOURCES = frozenset({"GARD", "GHR"})
 PROFILES = ("core", "full")

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from graphs.adjacency import build_adjacency, save_adjacency
-from graphs.builder import (
+from graphs.stores.adjacency import build_adjacency, save_adjacency
+from graphs.build.builder import (
     Progress,
     TopicDescriber,
     adopt_focus_names,
@@ -34,10 +34,10 @@ from graphs.builder import (
     to_document,
     topic_vectors,
 )
-from graphs.embedded_store import DB_FILE, EmbeddedGraphStore, normalise_name
-from graphs.embedding import get_embedder
-from graphs.hypergraph import build_topics, extractive_description
-from graphs.kb_layout import (
+from graphs.stores.embedded import DB_FILE, EmbeddedGraphStore, normalise_name
+from graphs.vectors.embedding import get_embedder
+from graphs.build.hypergraph import build_topics, extractive_description
+from graphs.disk.layout import (
     MATCHER_FILE,
     KBError,
     build_lock,
@@ -48,12 +48,12 @@ from graphs.kb_layout import (
     verify_build,
     write_manifest,
 )
-from graphs.lexical_index import build_from_db as build_lexical
-from graphs.loaders import LoadError, LoadReport, SourceDocument, detect_corpus_loader
-from graphs.ner import DictionaryMatcher
-from graphs.question_index import QUESTIONS_COLLECTION, question_items
-from graphs.schema import Evidence, Topic, short_hash
-from graphs.tables import (
+from graphs.text.lexical_index import build_from_db as build_lexical
+from graphs.build.loaders import LoadError, LoadReport, SourceDocument, detect_corpus_loader
+from graphs.text.ner import DictionaryMatcher
+from graphs.vectors.question_index import QUESTIONS_COLLECTION, question_items
+from graphs.model.schema import Evidence, Topic, short_hash
+from graphs.disk.tables import (
     connect,
     delete_topics,
     entity_from_row,
@@ -67,7 +67,7 @@ from graphs.tables import (
     write_topic_edges,
     write_topics,
 )
-from graphs.vector_index import MatrixVectorIndex, QdrantVectorIndex, VectorIndex
+from graphs.vectors.vector_index import MatrixVectorIndex, QdrantVectorIndex, VectorIndex
 
 SQLITE_SIDE_FILES = shutil.ignore_patterns("*-wal", "*-shm", "*-journal")
 """Not copied into an update: a reader's WAL index belongs to the published file, not to the copy."""

@@ -10,7 +10,7 @@ dependency; ~2.3 GB/s here against ~0.4 GB/s for SHA-256, so the ~210 MB default
 ``evigraph kb verify`` adds what needs more: SHA-256 of every file, SQLite's own ``integrity_check``, every
 vector row, the adjacency arrays and the entity dictionary.
 
-Every failure is a :class:`~graphs.kb_layout.KBCorrupt` whose message names the file, what is wrong with it
+Every failure is a :class:`~graphs.disk.layout.KBCorrupt` whose message names the file, what is wrong with it
 and the command that fixes it. A build made before integrity records existed has neither the file table nor
 the digest: it still opens (its vectors are still sanity-checked) and ``kb verify`` says to rebuild it.
 """

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from graphs import integrity
-from graphs.schema import SCHEMA_VERSION
+from graphs.disk import integrity
+from graphs.model.schema import SCHEMA_VERSION
 
 MANIFEST = "manifest.json"
 CURRENT = "current"
@@ -111,7 +111,7 @@ def read_manifest(build_dir: Path) -> Manifest:
 def write_manifest(build_dir: Path, data: dict[str, Any]) -> None:
     """Write the manifest last, atomically: its presence marks the build complete.
 
-    It records every file of the build with its size and checksums (``graphs.integrity``), so a file
+    It records every file of the build with its size and checksums (``graphs.disk.integrity``), so a file
     damaged later is noticed when the build is opened.
     """
     sealed = integrity.seal(build_dir, {**data, "schema_version": SCHEMA_VERSION})

@@ -2,7 +2,7 @@
 
 Why SQLite: it is in the standard library, crash-safe, needs no server, and serves the by-id lookups the
 tools make in microseconds. Adjacency for graph algorithms lives beside it as CSR arrays
-(graphs/adjacency.py), derived from these tables, so the tables are the single source of truth.
+(graphs/stores/adjacency.py), derived from these tables, so the tables are the single source of truth.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from graphs.schema import Document, Entity, Evidence, Relation, Topic, TopicEdge
+from graphs.model.schema import Document, Entity, Evidence, Relation, Topic, TopicEdge
 
 DDL = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);

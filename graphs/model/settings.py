@@ -25,7 +25,7 @@ def _default_data_dir() -> Path:
 
 
 def _repo_root() -> Path:
-    return Path(__file__).resolve().parent.parent
+    return Path(__file__).resolve().parents[2]
 
 
 class Settings(BaseSettings):

@@ -31,7 +31,7 @@ from neo4j.exceptions import (
     TransientError,
 )
 
-from graphs.store import StoreError
+from graphs.stores.base import StoreError
 
 QUERY_TIMEOUT_S = 30.0
 """Deadline of one read (all its retries included); a consult step that waits longer fails with a message."""
@@ -146,7 +146,7 @@ class Neo4jConnection:
             return f"Neo4j at {self.uri} kept failing with a transient error after {attempts} attempts: {exc}"
         return (
             f"Cannot reach Neo4j at {self.uri} (database {self.database!r}) after {attempts} attempt(s): "
-            f"{exc}. Start the server (the bundled one: `bash graphs/neo4j_server/neo4j-server.sh start`), "
+            f"{exc}. Start the server (the bundled one: `bash graphs/neo4j/server/neo4j-server.sh start`), "
             "or set EVIGRAPH_NEO4J_URI to a running one, or EVIGRAPH_GRAPH_BACKEND=embedded."
         )
 

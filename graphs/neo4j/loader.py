@@ -22,13 +22,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, LiteralString
 
-from graphs.embedded_store import DB_FILE, normalise_name
-from graphs.kb_layout import current_build, read_manifest
-from graphs.neo4j_connection import Neo4jConnection
-from graphs.neo4j_store import LOAD_COMPLETE, SCHEMA_STATEMENTS, read_meta
-from graphs.schema import SCHEMA_VERSION
-from graphs.settings import Settings
-from graphs.tables import connect
+from graphs.disk.layout import current_build, read_manifest
+from graphs.disk.tables import connect
+from graphs.model.schema import SCHEMA_VERSION
+from graphs.model.settings import Settings
+from graphs.neo4j.connection import Neo4jConnection
+from graphs.neo4j.store import LOAD_COMPLETE, SCHEMA_STATEMENTS, read_meta
+from graphs.stores.embedded import DB_FILE, normalise_name
 
 Progress = Callable[[str, int, int], None]
 

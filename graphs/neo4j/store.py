@@ -1,7 +1,7 @@
 """The Neo4j ``GraphStore``: the same answers as the embedded store, served by a Neo4j 5 server.
 
 Why a server backend at all: a team whose graph outgrows one machine, or who already runs Neo4j, can load
-a published KB build into it (graphs/neo4j_loader.py) and point EviGraph at it. Vectors stay in the vector
+a published KB build into it (graphs/neo4j/loader.py) and point EviGraph at it. Vectors stay in the vector
 index; only the records and the two graphs (typed relations, entity–topic–evidence hypergraph) move.
 
 Graph model (written by the loader, read here)::
@@ -27,7 +27,7 @@ Design choices:
 * Ordering and caps are computed exactly as the embedded store does (per node and direction: edges sorted
   by neighbour id then relation id, cut, then all sorted by (head, relation, tail)); final sorting happens
   in Python so both stores order strings identically.
-* Retries and error messages live in graphs/neo4j_connection.py (bounded exponential backoff).
+* Retries and error messages live in graphs/neo4j/connection.py (bounded exponential backoff).
 """
 
 from __future__ import annotations
@@ -37,12 +37,12 @@ import re
 from collections.abc import Sequence
 from typing import Any, LiteralString
 
-from graphs.embedded_store import EmbeddedGraphStore, normalise_name
-from graphs.kb_layout import KBError, current_build, read_manifest
-from graphs.neo4j_connection import Neo4jConnection
-from graphs.schema import SCHEMA_VERSION, Document, Entity, Evidence, Relation, Topic
-from graphs.settings import Settings
-from graphs.store import Direction, GraphStore, StoreError
+from graphs.disk.layout import KBError, current_build, read_manifest
+from graphs.model.schema import SCHEMA_VERSION, Document, Entity, Evidence, Relation, Topic
+from graphs.model.settings import Settings
+from graphs.neo4j.connection import Neo4jConnection
+from graphs.stores.base import Direction, GraphStore, StoreError
+from graphs.stores.embedded import EmbeddedGraphStore, normalise_name
 
 LOAD_COMPLETE = "complete"
 REBUILD_HINT = "Re-run `evigraph kb build --graph {uri}` to (re)load the knowledge base into Neo4j."

@@ -7,7 +7,7 @@ because a round trip per node would make a Neo4j-backed walk unusably slow; resu
 deterministic order (sorted by id unless stated) so that both backends agree exactly.
 
 Graph algorithms (walks, PPR, chain search) do not live here: they run in Python over what these calls
-return (graphs/algorithms.py), so they behave the same on both backends and need no server plugin.
+return (graphs/algorithms/views.py), so they behave the same on both backends and need no server plugin.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from graphs.schema import Document, Entity, Evidence, Relation, Topic
+from graphs.model.schema import Document, Entity, Evidence, Relation, Topic
 
 Direction = Literal["out", "in", "both"]
 

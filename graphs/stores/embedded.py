@@ -12,10 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from graphs.adjacency import Adjacency, load_adjacency
-from graphs.schema import Document, Entity, Evidence, Relation, Topic
-from graphs.store import Direction, GraphStore, StoreError
-from graphs.tables import (
+from graphs.disk.tables import (
     connect,
     document_from_row,
     entity_from_row,
@@ -23,6 +20,9 @@ from graphs.tables import (
     relation_from_row,
     select_in,
 )
+from graphs.model.schema import Document, Entity, Evidence, Relation, Topic
+from graphs.stores.adjacency import Adjacency, load_adjacency
+from graphs.stores.base import Direction, GraphStore, StoreError
 
 DB_FILE = "kb.sqlite"
 

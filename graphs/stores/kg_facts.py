@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from graphs.schema import short_hash
-from graphs.store import GraphStore
+from graphs.model.schema import short_hash
+from graphs.stores.base import GraphStore
 
 MAX_EDGES_PER_NODE = 2000
 """Edges read per focus entity and direction: type 2 diabetes has a few hundred typed edges, hubs more."""

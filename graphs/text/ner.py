@@ -43,8 +43,8 @@ from typing import Any, NamedTuple
 import ahocorasick
 from pydantic import BaseModel, ConfigDict
 
-from graphs.negation import negated_spans
-from graphs.term_variants import term_variants
+from graphs.text.negation import negated_spans
+from graphs.text.term_variants import term_variants
 
 FORMAT_VERSION = 1
 """Version of the saved matcher file; bumped when the pickled payload changes shape."""

@@ -1,7 +1,8 @@
 """Surface variants of dictionary terms: plurals, singulars and possessive (eponym) forms.
 
 Why a module of its own: these are English morphology rules with their own exceptions (irregular plurals,
-invariant nouns, eponyms), tested on their own; graphs/ner.py only asks for a term's extra automaton keys.
+invariant nouns, eponyms), tested on their own;
+graphs/text/ner.py only asks for a term's extra automaton keys.
 """
 
 from __future__ import annotations

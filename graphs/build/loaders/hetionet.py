@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from graphs.loaders.base import KGLoader, LoadReport, read_tsv, register_kg_loader
-from graphs.schema import Entity, Relation, relation_id
+from graphs.build.loaders.base import KGLoader, LoadReport, read_tsv, register_kg_loader
+from graphs.model.schema import Entity, Relation, relation_id
 
 METAEDGE_RELATIONS = {
     "CtD": "treats",

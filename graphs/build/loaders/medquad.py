@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from graphs.labels import label_for_qtype
-from graphs.loaders.base import (
+from graphs.model.labels import label_for_qtype
+from graphs.build.loaders.base import (
     CorpusLoader,
     LoadReport,
     SourceDocument,

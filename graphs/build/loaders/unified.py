@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from graphs.loaders.base import KGLoader, LoadReport, read_tsv, register_kg_loader, split_pipes
-from graphs.schema import Entity, Relation, relation_id
+from graphs.build.loaders.base import KGLoader, LoadReport, read_tsv, register_kg_loader, split_pipes
+from graphs.model.schema import Entity, Relation, relation_id
 
 NODE_COLUMNS = ("node_id", "name", "type")
 EDGE_COLUMNS = ("source_id", "relation", "target_id")

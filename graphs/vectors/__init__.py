@@ -1,0 +1,7 @@
+"""Everything about vectors: the MiniLM embedder and its two backends (``embedding``, config files in
+``assets/``), the content-addressed embedding cache that makes the default build fast
+(``embedding_cache``), remembered query vectors (``query_vectors``), the vector indexes — memory-mapped
+matrix or Qdrant (``vector_index``) — and the dense question index (``question_index``).
+
+May import ``graphs.model`` only.
+"""
