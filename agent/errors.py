@@ -15,7 +15,7 @@ import typer
 from rich.console import Console
 
 from agent.redact import redact
-from graphs.build.loaders import LoadError
+from graphs.building.loaders import LoadError
 from graphs.disk.layout import KBError
 from graphs.stores.base import StoreError
 

@@ -338,7 +338,7 @@ def tool_call_plan(model: BaseChatModel, tools: list[Any], prompt: str, usage: U
 def topic_summariser(model: BaseChatModel, usage: Usage) -> Any:
     """A builder ``describe_topic`` that asks the LLM for a 60-word summary (prompts/topic_summary.md),
     falling back to the extractive description when a call fails."""
-    from graphs.build.hypergraph import extractive_description
+    from graphs.building.hypergraph import extractive_description
 
     def describe(entity_name: str, label: str, units: list[Any]) -> str:
         passages = "\n\n".join(u.text for u in units[:6])

@@ -21,7 +21,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from graphs.build.builder import (  # noqa: E402 - the repo root must be importable first
+from graphs.building.builder import (  # noqa: E402 - the repo root must be importable first
     adopt_focus_names,
     entity_text,
     evidence_text,
@@ -30,10 +30,10 @@ from graphs.build.builder import (  # noqa: E402 - the repo root must be importa
     load_kg,
     make_evidence,
 )
-from graphs.build.default_kb import CORE_EXCLUDED_SOURCES, default_sources  # noqa: E402
+from graphs.building.default_kb import CORE_EXCLUDED_SOURCES, default_sources  # noqa: E402
 from graphs.vectors.embedding import get_embedder  # noqa: E402
 from graphs.vectors.embedding_cache import EmbeddingCache, text_key  # noqa: E402
-from graphs.build.loaders import LoadReport  # noqa: E402
+from graphs.building.loaders import LoadReport  # noqa: E402
 from graphs.text.ner import DictionaryMatcher  # noqa: E402
 from graphs.vectors.question_index import question_items  # noqa: E402
 

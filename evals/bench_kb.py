@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from evals.bench_common import publish
-from graphs.build.default_kb import PROFILES, build_default_kb
+from graphs.building.default_kb import PROFILES, build_default_kb
 from graphs.disk.layout import current_build, dir_size, read_manifest
 from graphs.model.settings import load_settings
 

@@ -27,7 +27,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from evals.bench_common import percentile
-from graphs.build.builder import build_kb
+from graphs.building.builder import build_kb
 from graphs.disk.layout import current_build, read_manifest
 from graphs.neo4j.connection import Neo4jConnection
 from graphs.neo4j.loader import clear_graph, load_into_neo4j

@@ -51,8 +51,8 @@ from pathlib import Path
 
 import numpy as np
 
-from graphs.build.builder import entity_text, load_kg
-from graphs.build.loaders.base import LoadReport
+from graphs.building.builder import entity_text, load_kg
+from graphs.building.loaders.base import LoadReport
 from graphs.model.schema import Entity
 from graphs.model.settings import Settings
 from graphs.text.ner import DictionaryMatcher, normalise_term

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from graphs.build.builder import BuildConfig, Progress, build_kb
+from graphs.building.builder import BuildConfig, Progress, build_kb
 from graphs.disk.layout import CURRENT
 from graphs.kb import KnowledgeBase
 from graphs.model.schema import SCHEMA_VERSION
@@ -24,9 +24,9 @@ REPO = Path(__file__).resolve().parent.parent
 DEFAULT_CACHE_DIR = REPO / "evals" / "reports" / "cache"
 USER_CACHE_NAME = "embeddings.npz"
 BUILDER_FILES = (
-    "build/builder.py",
-    "build/chunking.py",
-    "build/hypergraph.py",
+    "building/builder.py",
+    "building/chunking.py",
+    "building/hypergraph.py",
     "model/labels.py",
     "text/ner.py",
     "text/term_variants.py",
@@ -37,7 +37,7 @@ BUILDER_FILES = (
     "vectors/question_index.py",
     "vectors/embedding_cache.py",
     "text/lexical_index.py",
-    *sorted(f"build/loaders/{p.name}" for p in (REPO / "graphs" / "build" / "loaders").glob("*.py")),
+    *sorted(f"building/loaders/{p.name}" for p in (REPO / "graphs" / "building" / "loaders").glob("*.py")),
 )
 """graphs/ files whose code shapes a build: a change to any of them gives cached KBs a new key."""
 

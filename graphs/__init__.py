@@ -11,7 +11,7 @@ Sub-packages, from the bottom up (each may import only the ones listed before it
 * ``stores``     — the ``GraphStore`` interface and the embedded store (SQLite + CSR adjacency), KG facts;
 * ``neo4j``      — the Neo4j ``GraphStore``, its connection, the bulk loader and the test server;
 * ``algorithms`` — personalised PageRank, chain search, and the views that feed them from a store;
-* ``build``      — source loaders, the KB builder, incremental add/remove, the default KB.
+* ``building``   — source loaders, the KB builder, incremental add/remove, the default KB.
 
 ``graphs.kb`` sits on top: ``KnowledgeBase`` opens a published build with the configured stores and is the
 one thing the tools take.

@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from evals.kb_cache import BUILDER_FILES
-from graphs.build.builder import BuildConfig, build_kb
-from graphs.build.default_kb import shipped_embedding_caches
+from graphs.building.builder import BuildConfig, build_kb
+from graphs.building.default_kb import shipped_embedding_caches
 from graphs.kb import KnowledgeBase
 from graphs.model.schema import SCHEMA_VERSION
 from graphs.model.settings import Settings

@@ -19,7 +19,7 @@ from langchain_openai import ChatOpenAI
 from langgraph.checkpoint.memory import InMemorySaver
 
 from agent.consult import Consultant, TurnResult
-from graphs.build.incremental import add_documents
+from graphs.building.incremental import add_documents
 from graphs.kb import KnowledgeBase
 from graphs.model.settings import Settings
 from prompts import load_prompt

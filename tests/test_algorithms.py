@@ -32,7 +32,7 @@ from graphs.algorithms.ppr import (
     visit_frequency,
 )
 from graphs.algorithms.views import bipartite_view, typed_view
-from graphs.build.builder import BuildConfig, build_kb
+from graphs.building.builder import BuildConfig, build_kb
 from graphs.kb import KnowledgeBase
 from graphs.stores.embedded import EmbeddedGraphStore
 

@@ -39,7 +39,13 @@ def _real_snippets(count: int) -> list[str]:
         return [json.loads(next(lines))["text"] for _ in range(count)]
 
 
-@pytest.fixture(scope="module", params=VALID_BACKENDS)
+@pytest.fixture(
+    scope="module",
+    params=[
+        pytest.param(backend, marks=pytest.mark.torch) if backend == "sentence-transformers" else backend
+        for backend in VALID_BACKENDS
+    ],
+)
 def embedder(request: pytest.FixtureRequest) -> Embedder:
     return get_embedder(request.param)
 

@@ -23,7 +23,7 @@ import pytest
 
 from agent.consult import Consultant
 from agent.consult_lock import ConsultLocks, consult_locks
-from graphs.build.incremental import remove_document
+from graphs.building.incremental import remove_document
 from graphs.kb import KnowledgeBase
 from tests.http_client import FOLLOW_UP, GOUT, Api, Response, api_settings, running_api
 from tests.openai_stub import openai_stub, step_of

@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from graphs.build.builder import build_kb
-from graphs.build.loaders import LoadError
+from graphs.building.builder import build_kb
+from graphs.building.loaders import LoadError
 from graphs.disk.layout import (
     KBCorrupt,
     KBIncompatible,
@@ -188,7 +188,7 @@ def test_killed_build_leaves_the_previous_kb_intact(tiny_root: Path, tmp_path: P
     before = current_build(root)
     script = (
         f"import sys; sys.path.insert(0, {str(REPO)!r})\n"
-        "from graphs.build.builder import build_kb\n"
+        "from graphs.building.builder import build_kb\n"
         "from tests.conftest import slice_config\n"
         f"build_kb(__import__('pathlib').Path({str(root)!r}), slice_config())\n"
     )

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from graphs.build.builder import build_kb
-from graphs.build.incremental import add_documents, remove_document
+from graphs.building.builder import build_kb
+from graphs.building.incremental import add_documents, remove_document
 from graphs.disk.layout import KBError, current_build
 from graphs.kb import KnowledgeBase
 from tests.tiny_kb import _qa, tiny_config

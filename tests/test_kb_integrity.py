@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from graphs.build.loaders import LoadError
+from graphs.building.loaders import LoadError
 from graphs.disk.layout import KBError, current_build, publish, read_manifest, write_manifest
 from graphs.kb import KnowledgeBase
 from tools.evidence_rank import EvidenceRankRequest, evidence_rank

@@ -22,10 +22,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from graphs.build import builder, incremental
-from graphs.build.builder import build_kb
-from graphs.build.incremental import add_documents
-from graphs.build.loaders import LoadError
+from graphs.building import builder, incremental
+from graphs.building.builder import build_kb
+from graphs.building.incremental import add_documents
+from graphs.building.loaders import LoadError
 from graphs.disk.layout import KBError, current_build, scratch_dir
 from graphs.kb import KnowledgeBase
 from tests.conftest import SLICE, read_only, slice_config
@@ -165,7 +165,7 @@ def test_a_killed_add_or_build_leaves_nothing_behind_after_the_next_run(kb_copy:
     script = (
         "import sys, pathlib\n"
         "from graphs.disk.layout import scratch_dir\n"
-        "from graphs.build.incremental import add_documents\n"
+        "from graphs.building.incremental import add_documents\n"
         f"root = pathlib.Path({str(kb_copy)!r})\n"
         "with scratch_dir(root) as s:\n"
         "    (s / 'subset.jsonl').write_text('x' * 100000)\n"

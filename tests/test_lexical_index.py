@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-from graphs.build.builder import build_kb
-from graphs.build.incremental import add_documents, remove_document
+from graphs.building.builder import build_kb
+from graphs.building.incremental import add_documents, remove_document
 from graphs.disk.integrity import DIGEST_KEY, FILES_KEY
 from graphs.disk.layout import current_build
 from graphs.kb import KnowledgeBase

@@ -2,7 +2,7 @@
 shows KB text.
 
 The end-to-end test adds a hostile document through the real ``kb add`` path
-(graphs/build/incremental.py) to a copy of the real slice KB and runs real consults over it: the terminal
+(graphs/building/incremental.py) to a copy of the real slice KB and runs real consults over it: the terminal
 output of ``evigraph ask`` (as bytes), ``--json``, the Markdown and JSON exports and the Slack blocks must
 carry none of its escape sequences, and its Markdown link must show its target instead of becoming a link.
 """
@@ -23,7 +23,7 @@ from agent.consult import Consultant
 from agent.frontends.render import consult_json, consult_markdown
 from agent.frontends.slack_render import answer_blocks
 from agent.sanitize import clean_payload, clean_text, defuse_markdown
-from graphs.build.incremental import add_documents
+from graphs.building.incremental import add_documents
 from graphs.kb import KnowledgeBase
 from graphs.model.settings import Settings
 

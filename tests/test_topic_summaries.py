@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from agent.llm import Usage, topic_summariser
-from graphs.build.builder import build_kb
+from graphs.building.builder import build_kb
 from graphs.disk.layout import current_build
 from graphs.stores.embedded import EmbeddedGraphStore
 from tests.fake_llm import ScriptedChatModel

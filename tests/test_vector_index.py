@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from graphs.build.builder import build_kb
+from graphs.building.builder import build_kb
 from graphs.kb import KnowledgeBase
 from graphs.vectors.vector_index import MatrixVectorIndex, QdrantVectorIndex
 from tests.tiny_kb import tiny_config

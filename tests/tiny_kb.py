@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from graphs.build.builder import BuildConfig
+from graphs.building.builder import BuildConfig
 
 NODES = [
     ("DOID:9352", "type 2 diabetes mellitus", "Disease", "UMLS:C0011860", "type 2 diabetes|T2DM"),

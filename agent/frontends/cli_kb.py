@@ -12,9 +12,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 from rich.table import Table
 
 from agent.errors import user_errors
-from graphs.build.builder import BuildConfig, BuildResult, TopicDescriber, build_kb
-from graphs.build.default_kb import build_default_kb, shipped_embedding_caches
-from graphs.build.incremental import MAX_DOCUMENT_CHARS, add_documents, remove_document
+from graphs.building.builder import BuildConfig, BuildResult, TopicDescriber, build_kb
+from graphs.building.default_kb import build_default_kb, shipped_embedding_caches
+from graphs.building.incremental import MAX_DOCUMENT_CHARS, add_documents, remove_document
 from graphs.disk.integrity import rebuild_hint
 from graphs.disk.layout import current_build, dir_size, read_manifest, verify_build
 from graphs.model.settings import Settings, load_settings

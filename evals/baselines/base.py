@@ -2,7 +2,7 @@
 
 A system answers ``retrieve(question, k) -> [evidence id, ...]`` (best first, at most ``k``) on one
 :class:`~graphs.kb.KnowledgeBase`. The pool lists every evidence unit of the KB once, with the text the
-embedder saw (title + passage, graphs.build.builder.evidence_text) and its vector, for BM25 indexing and
+embedder saw (title + passage, graphs.building.builder.evidence_text) and its vector, for BM25 indexing and
 cluster spread.
 """
 
@@ -13,7 +13,7 @@ from typing import Protocol
 
 import numpy as np
 
-from graphs.build.builder import evidence_text
+from graphs.building.builder import evidence_text
 from graphs.kb import KnowledgeBase
 from graphs.model.schema import Evidence
 

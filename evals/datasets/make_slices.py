@@ -23,10 +23,10 @@ How each slice is chosen (deterministic, ``random.Random(seed)``):
 * **pubmedqa-dev** — 100 questions from the official PQA-L test split; the pool is their abstracts'
   paragraphs plus the paragraphs of 200 other abstracts (distractors).
 
-Corpus files use the generic document format (graphs/build/loaders/generic_docs.py): one document per snippet
-or paragraph with ``id`` = snippet id, so every retrieved evidence unit maps back to its snippet. The title
-is ``PubMed <pmid>`` (a real, neutral field; an empty title would make the builder name fallback entities
-after nothing).
+Corpus files use the generic document format (graphs/building/loaders/generic_docs.py): one document per
+snippet or paragraph with ``id`` = snippet id, so every retrieved evidence unit maps back to its snippet. The
+title is ``PubMed <pmid>`` (a real, neutral field; an empty title would make the builder name fallback
+entities after nothing).
 
 Usage: python -m evals.datasets.make_slices [--shared DIR] [--out evals/data]
 """

@@ -18,7 +18,7 @@ from pathlib import Path
 from evals.datasets.schema import RetrievalDataset, RetrievalQuestion
 
 MEDQUAD_PREFIX = "medquad:"
-"""graphs/build/loaders/medquad.py prefixes every QA-pair id with this."""
+"""graphs/building/loaders/medquad.py prefixes every QA-pair id with this."""
 QUESTIONS = Path(__file__).resolve().parent.parent / "data" / "medquad_consumer.jsonl"
 
 

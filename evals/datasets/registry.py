@@ -23,7 +23,7 @@ from evals.datasets.medquad_consumer import load_medquad_consumer
 from evals.datasets.schema import RetrievalDataset
 from evals.datasets.snippet_pools import load_bioasq, load_pubmedqa
 from evals.kb_cache import DEFAULT_CACHE_DIR, REPO, KBRecipe, shipped_caches
-from graphs.build.default_kb import CORE_EXCLUDED_SOURCES
+from graphs.building.default_kb import CORE_EXCLUDED_SOURCES
 from graphs.model.settings import Settings
 
 DATA = REPO / "evals" / "data"
@@ -136,7 +136,7 @@ def _slice_recipe(settings: Settings) -> KBRecipe:
 
 
 def _default_core_recipe(settings: Settings) -> KBRecipe:
-    """The default KB's ``core`` profile (graphs/build/default_kb.py: MedQuAD without GARD/GHR, full KG)."""
+    """The default KB's ``core`` profile (graphs/building/default_kb.py: MedQuAD less GARD/GHR, full KG)."""
     source = settings.source_data_dir / "corpus" / "medquad_answered.jsonl.gz"
     target = DEFAULT_CACHE_DIR / "sources" / "medquad_core.jsonl"
     if not target.exists():

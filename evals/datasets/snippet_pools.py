@@ -13,7 +13,7 @@ from typing import Any
 from evals.datasets.schema import RetrievalDataset, RetrievalQuestion
 
 GENERIC_PREFIX = "doc:"
-"""graphs/build/loaders/generic_docs.py prefixes every generic document id with this."""
+"""graphs/building/loaders/generic_docs.py prefixes every generic document id with this."""
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:

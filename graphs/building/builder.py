@@ -21,18 +21,16 @@ from typing import Any
 
 import numpy as np
 
-from graphs.stores.adjacency import build_adjacency, save_adjacency
-from graphs.build.chunking import MAX_WORDS, TARGET_WORDS, split_evidence
-from graphs.stores.embedded import DB_FILE, normalise_name
-from graphs.vectors.embedding import Embedder, get_embedder
-from graphs.vectors.embedding_cache import CachedEmbedder, EmbeddingCache
-from graphs.build.hypergraph import FocusLinker, build_topics, extractive_description, new_focus_entity
+from graphs.building.chunking import MAX_WORDS, TARGET_WORDS, split_evidence
+from graphs.building.hypergraph import FocusLinker, build_topics, extractive_description, new_focus_entity
+from graphs.building.loaders import (
+    LoadError,
+    LoadReport,
+    SourceDocument,
+    detect_corpus_loader,
+    detect_kg_loader,
+)
 from graphs.disk.layout import MATCHER_FILE, VECTORS_DIR, build_lock, new_tmp_build, publish, write_manifest
-from graphs.text.lexical_index import build_from_db as build_lexical
-from graphs.build.loaders import LoadError, LoadReport, SourceDocument, detect_corpus_loader, detect_kg_loader
-from graphs.text.ner import DictionaryMatcher, Mention
-from graphs.vectors.question_index import QUESTIONS_COLLECTION, question_items
-from graphs.model.schema import Document, Entity, Evidence, Relation, Topic, evidence_id, short_hash, slugify
 from graphs.disk.tables import (
     connect,
     set_meta,
@@ -44,6 +42,14 @@ from graphs.disk.tables import (
     write_topic_edges,
     write_topics,
 )
+from graphs.model.schema import Document, Entity, Evidence, Relation, Topic, evidence_id, short_hash, slugify
+from graphs.stores.adjacency import build_adjacency, save_adjacency
+from graphs.stores.embedded import DB_FILE, normalise_name
+from graphs.text.lexical_index import build_from_db as build_lexical
+from graphs.text.ner import DictionaryMatcher, Mention
+from graphs.vectors.embedding import Embedder, get_embedder
+from graphs.vectors.embedding_cache import CachedEmbedder, EmbeddingCache
+from graphs.vectors.question_index import QUESTIONS_COLLECTION, question_items
 from graphs.vectors.vector_index import MatrixVectorIndex, QdrantVectorIndex, VectorIndex
 
 MAX_SENSES_PER_MENTION = 3

@@ -17,9 +17,9 @@ import gzip
 import json
 from pathlib import Path
 
-from graphs.build.builder import BuildConfig, BuildResult, Progress, TopicDescriber, build_kb
+from graphs.building.builder import BuildConfig, BuildResult, Progress, TopicDescriber, build_kb
+from graphs.building.loaders import LoadError
 from graphs.disk.layout import scratch_dir
-from graphs.build.loaders import LoadError
 from graphs.model.settings import Settings
 
 CORE_EXCLUDED_SOURCES = frozenset({"GARD", "GHR"})

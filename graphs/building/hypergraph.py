@@ -13,8 +13,8 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from graphs.stores.embedded import normalise_name
 from graphs.model.schema import Entity, Evidence, Topic, TopicEdge, slugify, topic_id
+from graphs.stores.embedded import normalise_name
 
 DISEASE_TYPES = ("Disease", "Phenotype", "Symptom")
 

@@ -18,8 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from graphs.stores.adjacency import build_adjacency, save_adjacency
-from graphs.build.builder import (
+from graphs.building.builder import (
     Progress,
     TopicDescriber,
     adopt_focus_names,
@@ -34,9 +33,8 @@ from graphs.build.builder import (
     to_document,
     topic_vectors,
 )
-from graphs.stores.embedded import DB_FILE, EmbeddedGraphStore, normalise_name
-from graphs.vectors.embedding import get_embedder
-from graphs.build.hypergraph import build_topics, extractive_description
+from graphs.building.hypergraph import build_topics, extractive_description
+from graphs.building.loaders import LoadError, LoadReport, SourceDocument, detect_corpus_loader
 from graphs.disk.layout import (
     MATCHER_FILE,
     KBError,
@@ -48,11 +46,6 @@ from graphs.disk.layout import (
     verify_build,
     write_manifest,
 )
-from graphs.text.lexical_index import build_from_db as build_lexical
-from graphs.build.loaders import LoadError, LoadReport, SourceDocument, detect_corpus_loader
-from graphs.text.ner import DictionaryMatcher
-from graphs.vectors.question_index import QUESTIONS_COLLECTION, question_items
-from graphs.model.schema import Evidence, Topic, short_hash
 from graphs.disk.tables import (
     connect,
     delete_topics,
@@ -67,6 +60,13 @@ from graphs.disk.tables import (
     write_topic_edges,
     write_topics,
 )
+from graphs.model.schema import Evidence, Topic, short_hash
+from graphs.stores.adjacency import build_adjacency, save_adjacency
+from graphs.stores.embedded import DB_FILE, EmbeddedGraphStore, normalise_name
+from graphs.text.lexical_index import build_from_db as build_lexical
+from graphs.text.ner import DictionaryMatcher
+from graphs.vectors.embedding import get_embedder
+from graphs.vectors.question_index import QUESTIONS_COLLECTION, question_items
 from graphs.vectors.vector_index import MatrixVectorIndex, QdrantVectorIndex, VectorIndex
 
 SQLITE_SIDE_FILES = shutil.ignore_patterns("*-wal", "*-shm", "*-journal")

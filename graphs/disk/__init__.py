@@ -2,6 +2,6 @@
 lock (``layout``), the per-file hashes checked at every open (``integrity``), and the SQLite tables that
 are the single source of truth for records (``tables``).
 
-Owns the on-disk format, so both the builders (``graphs.build``) and the readers (``graphs.stores``,
+Owns the on-disk format, so both the builders (``graphs.building``) and the readers (``graphs.stores``,
 ``graphs.neo4j``, ``graphs.kb``) go through it. May import ``graphs.model`` only.
 """

@@ -1,18 +1,18 @@
 """Source-format loaders for the knowledge-base builder.
 
-One module per format, each registering itself in :mod:`graphs.build.loaders.base`; importing this package
+One module per format, each registering itself in :mod:`graphs.building.loaders.base`; importing this package
 registers them all. Adding a format means adding a module here and one import line below — the other
 loaders are not touched.
 """
 
-from graphs.build.loaders import (  # noqa: F401 - imported for their registration side effect
+from graphs.building.loaders import (  # noqa: F401 - imported for their registration side effect
     disease_ontology,
     generic_docs,
     hetionet,
     medquad,
     unified,
 )
-from graphs.build.loaders.base import (
+from graphs.building.loaders.base import (
     CORPUS_LOADERS,
     KG_LOADERS,
     CorpusLoader,

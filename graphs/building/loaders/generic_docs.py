@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from graphs.build.loaders.base import (
+from graphs.building.loaders.base import (
     CorpusLoader,
     LoadReport,
     SourceDocument,

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from graphs.build.loaders.base import KGLoader, LoadReport, read_tsv, register_kg_loader
+from graphs.building.loaders.base import KGLoader, LoadReport, read_tsv, register_kg_loader
 from graphs.model.schema import Entity, Relation, relation_id
 
 METAEDGE_RELATIONS = {

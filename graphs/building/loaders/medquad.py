@@ -9,8 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from graphs.model.labels import label_for_qtype
-from graphs.build.loaders.base import (
+from graphs.building.loaders.base import (
     CorpusLoader,
     LoadReport,
     SourceDocument,
@@ -19,6 +18,7 @@ from graphs.build.loaders.base import (
     read_jsonl,
     register_corpus_loader,
 )
+from graphs.model.labels import label_for_qtype
 
 REQUIRED = ("id", "focus", "qtype", "question", "answer")
 TEXT_FIELDS = (*REQUIRED, "source", "url", "focus_category", "focus_semantic_group")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from graphs.build.loaders.base import KGLoader, LoadReport, read_tsv, register_kg_loader, split_pipes
+from graphs.building.loaders.base import KGLoader, LoadReport, read_tsv, register_kg_loader, split_pipes
 from graphs.model.schema import Entity, Relation, relation_id
 
 NODE_COLUMNS = ("node_id", "name", "type")
