@@ -22,14 +22,12 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from graphs.building.builder import (  # noqa: E402 - the repo root must be importable first
-    adopt_focus_names,
-    entity_text,
-    evidence_text,
-    link_documents,
     load_documents,
     load_kg,
     make_evidence,
 )
+from graphs.building.embed_stage import entity_text, evidence_text  # noqa: E402
+from graphs.building.linking import adopt_focus_names, link_documents  # noqa: E402
 from graphs.building.default_kb import CORE_EXCLUDED_SOURCES, default_sources  # noqa: E402
 from graphs.vectors.embedding import get_embedder  # noqa: E402
 from graphs.vectors.embedding_cache import EmbeddingCache, text_key  # noqa: E402

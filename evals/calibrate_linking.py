@@ -1,8 +1,8 @@
 """Calibrate δ, the cosine threshold of ``ner_link``'s embedding linker, on real data.
 
 HyKGE links a term to its nearest entity when the similarity exceeds δ = 0.7 — for its GTE encoder. Our
-encoder (all-MiniLM-L6-v2) and our entity texts (``name (Type): synonyms``, graphs/builder.entity_text)
-give other similarity levels, so δ is measured, not copied:
+encoder (all-MiniLM-L6-v2) and our entity texts (``name (Type): synonyms``,
+graphs/building/embed_stage.entity_text) give other similarity levels, so δ is measured, not copied:
 
 * **Entity universe:** every entity of the default KB's knowledge graph (unified KG + Disease Ontology,
   ~31 k), embedded exactly as the builder embeds them.
@@ -51,7 +51,8 @@ from pathlib import Path
 
 import numpy as np
 
-from graphs.building.builder import entity_text, load_kg
+from graphs.building.builder import load_kg
+from graphs.building.embed_stage import entity_text
 from graphs.building.loaders.base import LoadReport
 from graphs.model.schema import Entity
 from graphs.model.settings import Settings

@@ -25,7 +25,7 @@ from evals.baselines.base import EvidencePool
 from evals.baselines.evigraph import MAX_ANCHORS, MAX_SEEDS
 from evals.datasets.schema import RetrievalDataset
 from evals.scoring import Gold, units
-from tools.evidence_rank import DUPLICATE_COSINE
+from tools.evidence_scoring import DUPLICATE_COSINE
 
 
 @dataclass(frozen=True)

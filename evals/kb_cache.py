@@ -26,6 +26,8 @@ USER_CACHE_NAME = "embeddings.npz"
 BUILDER_FILES = (
     "building/builder.py",
     "building/chunking.py",
+    "building/embed_stage.py",
+    "building/linking.py",
     "building/hypergraph.py",
     "model/labels.py",
     "text/ner.py",

@@ -12,15 +12,14 @@ from pydantic import ValidationError
 from graphs.kb import KnowledgeBase
 from tools.evidence_rank import (
     DEFAULT_METHODS,
-    DUPLICATE_COSINE,
-    LABEL_BOOST,
     EvidenceRankRequest,
     EvidenceRankResult,
     Feature,
     evidence_rank,
     evidence_rank_tool,
-    offline_features,
 )
+from tools.evidence_scoring import DUPLICATE_COSINE, LABEL_BOOST
+from tools.idep_features import offline_features
 from tools.ranking import (
     MMR_W_BASE,
     MMR_W_STEP,

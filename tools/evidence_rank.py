@@ -2,7 +2,7 @@
 
 Candidates come from the caller (walk topics, mapped chain evidence) plus a vector search; their stored
 vectors are read from the index (evidence is never re-embedded); only the query, its fragments and the
-features are embedded (two encoder calls, see :func:`_embed`). Methods, selectable and combinable:
+features are embedded (two encoder calls, tools/query_aspects.py). Methods, selectable and combinable:
 
 * ``cosine`` — similarity to ``Q ⊕ HO`` (with a hypothesis this is KG-Rank's answer expansion);
 * ``fragment`` — HyKGE §4.3/§A.9: ``Q ⊕ HO`` without stop words in windows of 10 words, overlap 4; every
@@ -10,21 +10,26 @@ features are embedded (two encoder calls, see :func:`_embed`). Methods, selectab
   aspect of a multi-part question gets its top evidence near the top (tools/ranking.fragment_scores);
 * ``idep`` — EbmKG eq. 9 over features ``f_i`` with usefulness ``u_i``: from an LLM under a task's search
   condition when the caller passes them (then it joins the default methods), otherwise derived offline
-  (:func:`offline_features`) when named;
+  (tools/idep_features.offline_features) when named;
 * ``hybrid`` — BCG: min–max rescale the graph score (walk / chains) and the semantic score, average
   (``hybrid_weight`` 0.5; another weight tilts it);
 * ``mmr`` — KG-Rank: select greedily with ``rel − w · mean_sim(selected)``, ``w = 0.1 + 0.01·n``.
 
 Candidates also come from BM25 over title + passage (``lexical_k``) and from the question index: the
 evidence of documents whose question matches the query (``question_k``; MedQuAD documents answer a
-question, graphs/text/lexical_index.py). The final relevance fuses the semantic score with the
-min–max-rescaled BM25 and question-index scores, weighted by query features (tools/fusion.py: the rarity of
-the query's rarest token, whether any question matched, the number of fragments).
+question, graphs/text/lexical_index.py); the pool is gathered in tools/evidence_candidates.py. The final
+relevance fuses the semantic score with the min–max-rescaled BM25 and question-index scores, weighted by
+query features (tools/fusion.py: the rarity of the query's rarest token, whether any question matched, the
+number of fragments).
 
-The semantic score is the mean of the min–max-rescaled scores of the selected semantic methods (cosine,
-fragment, idep), so methods on different scales (eq. 9 lives in [0, 10]) combine without one swamping the
-others. Near-duplicates (same document with mostly the same span, or cosine > 0.97) keep only the better
-one. The ranked list is cut at ``top_k`` items and a word budget (EbmKG caps retrieved text at 8,000 words).
+The semantic score is the mean of the min–max-rescaled scores of the selected semantic methods, so methods
+on different scales combine. Near-duplicates (same document with mostly the same span, or cosine > 0.97)
+keep only the better one. The ranked list is cut at ``top_k`` items and a word budget (EbmKG caps
+retrieved text at 8,000 words).
+
+This module is the tool's contract (request, result, LangChain tool) and runs the steps in order; each
+step has its own module: the query's fragments, features and vectors (tools/query_aspects.py), the
+candidate pool (tools/evidence_candidates.py), the scores and the order (tools/evidence_scoring.py).
 """
 
 from __future__ import annotations
@@ -37,22 +42,27 @@ from pydantic import BaseModel, Field
 
 from graphs.kb import KnowledgeBase
 from graphs.model.labels import specific_labels_asked
-from graphs.model.schema import Evidence
 from graphs.text.lexical_index import query_tokens
 from tools.common import as_langchain_tool, truncate
-from tools.fusion import FusionWeights, QueryFeatures, fusion_weights
-from tools.idep_features import UsedFeature, offline_features
-from tools.question_match import question_cosines, question_matches
-from tools.ranking import (
-    MAX_FRAGMENTS,
-    fragment_matrix,
-    fragment_scores,
-    fragments,
-    idep_scores,
-    minmax,
-    mmr_order,
-    near_duplicates,
+from tools.evidence_candidates import (
+    LEXICAL_K,
+    MAX_CANDIDATES,
+    QUESTION_K,
+    Origin,
+    candidate_pool,
+    search_candidates,
 )
+from tools.evidence_scoring import (
+    DUPLICATE_COSINE,
+    LABEL_BOOST,
+    ScoreBreakdown,
+    order_candidates,
+    score_candidates,
+)
+from tools.fusion import FusionWeights, QueryFeatures, fusion_weights
+from tools.idep_features import UsedFeature
+from tools.query_aspects import query_aspects, query_vectors
+from tools.question_match import question_cosines
 
 RankMethod = Literal["cosine", "fragment", "idep", "hybrid", "mmr", "bm25", "question"]
 DEFAULT_METHODS: tuple[RankMethod, ...] = ("cosine", "fragment", "bm25", "question")
@@ -61,26 +71,13 @@ EbmKG's setting). Chosen on the eval harness's dev sets with the full candidate 
 evidence + 50 dense; evals/reports/retrieval_*.md, twins credited): recall@10 BioASQ dev / MedQuAD consumer
 — cosine 0.786 / 0.674, cosine+fragment **0.810 / 0.691**, + mmr 0.798 / 0.672, + offline idep 0.748 / 0.639,
 + hybrid (graph weight 0.1 / 0.2 / 0.3) 0.808 / 0.669, 0.806 / 0.667, 0.789 / 0.637. Offline IDEP features
-(:func:`offline_features`) say which aspect a passage is about, not whether it answers, and pull recall
-down; MMR trades recall for variety the near-duplicate filter already gives; graph scores from offline
-links were noise against the semantic score. All stay available by name.
+(tools/idep_features.offline_features) say which aspect a passage is about, not whether it answers, and
+pull recall down; MMR trades recall for variety the near-duplicate filter already gives; graph scores from
+offline links were noise against the semantic score. All stay available by name.
 
 Issue 11 added ``bm25`` and ``question`` (fused with weights from query features, tools/fusion.py; dev-set
 choice in evals/reports/fusion_dev_*.md). Naming methods explicitly leaves out the ones not named, so
 ``["cosine"]`` is plain cosine over the same candidates."""
-SEMANTIC_METHODS: tuple[RankMethod, ...] = ("cosine", "fragment", "idep")
-DUPLICATE_COSINE = 0.97
-LABEL_BOOST = 0.1
-"""Added to the [0, 1] final score of evidence whose label the question asks about (e.g. "treatment").
-MedQuAD consumer questions with the default methods, recall@1 / recall@10 / MRR: boost 0 → 0.185 / 0.697 /
-0.663, 0.1 → 0.196 / 0.691 / 0.665, 0.2 → 0.191 / 0.688 / 0.645 (BioASQ snippets carry no asked label)."""
-MAX_CANDIDATES = 1000
-LEXICAL_K = 50
-"""BM25 candidates per query (as many as dense ones)."""
-QUESTION_K = 10
-"""Documents matched by the question index; each brings its evidence units (a MedQuAD answer: ~3)."""
-
-Origin = Literal["candidate", "vector", "lexical", "question"]
 
 
 class Feature(BaseModel):
@@ -169,33 +166,6 @@ class EvidenceRankRequest(BaseModel):
     )
 
 
-class ScoreBreakdown(BaseModel):
-    """Every score that went into the rank; ``None`` where the method was not used."""
-
-    cosine: float
-    fragment: float | None = Field(
-        default=None, description="1.0 = the best match of some fragment; less by the cosine gap to it."
-    )
-    best_fragment: int | None = Field(default=None, description="Index of the closest fragment.")
-    idep: float | None = None
-    graph: float | None = None
-    hybrid: float | None = None
-    bm25: float | None = Field(default=None, description="BM25 of the query over title + passage.")
-    question: float | None = Field(
-        default=None, description="BM25 of the query against the document's question."
-    )
-    question_match: float | None = Field(
-        default=None, description="Cosine of the query to the document's question (dense question index)."
-    )
-    label_boost: float = 0.0
-    relevance: float = Field(
-        description="Mean of the min-max rescaled semantic scores (or hybrid), fused with rescaled BM25 and "
-        "question scores by the query's weights, plus label_boost."
-    )
-    mmr_penalty: float | None = Field(default=None, description="w · mean similarity to items picked before.")
-    final: float = Field(description="The score the item was ranked by: relevance − mmr_penalty.")
-
-
 class RankedEvidence(BaseModel):
     id: str
     document_id: str
@@ -243,64 +213,26 @@ def evidence_rank(kb: KnowledgeBase, request: EvidenceRankRequest) -> EvidenceRa
     query_text = f"{question}\n{hypothesis}".strip()
     labels = specific_labels_asked(question) if request.labels_boost is None else list(request.labels_boost)
 
-    frags: list[str] = []
     lexical = kb.lexical
     warnings.extend(kb.warnings)
-    if "fragment" in methods:
-        all_frags = fragments(query_text)
-        frags = all_frags[:MAX_FRAGMENTS]
-        if len(all_frags) > MAX_FRAGMENTS:
-            warnings.append(
-                f"{len(all_frags) - MAX_FRAGMENTS} fragments beyond the first {MAX_FRAGMENTS} ignored"
-            )
-    features: list[UsedFeature] = []
-    if request.features and "idep" not in methods:
-        warnings.append("features are used by the idep method only; they were ignored")
-    if "idep" in methods:
-        if request.features:
-            features = [
-                UsedFeature(text=f.text, usefulness=f.usefulness, origin="llm") for f in request.features
-            ]
-        else:
-            known = frags if "fragment" in methods else None
-            features = offline_features(kb, question, hypothesis, request.entity_ids, labels, known)
-        if not features:
-            warnings.append(
-                "idep: no features (no entity or asked-about label in the question); idep skipped"
-            )
-        elif len({f.usefulness for f in features}) == 1:
-            warnings.append(
-                "idep: all features have the same usefulness, so eq. 9 cannot rank (score constant)"
-            )
-
-    short_texts = [t for t in dict.fromkeys([*frags, *(f.text for f in features)]) if t != query_text]
-    vector_of = _embed(kb, query_text, short_texts)
-    query = vector_of[query_text]
-    frag_vecs = (
-        np.stack([vector_of[t] for t in frags]) if frags else np.zeros((0, query.shape[0]), np.float32)
+    llm_features = [
+        UsedFeature(text=f.text, usefulness=f.usefulness, origin="llm") for f in request.features or []
+    ]
+    frags, features, notes = query_aspects(
+        kb, question, hypothesis, query_text, methods, llm_features, request.entity_ids, labels
     )
-    feat_vecs = (
-        np.stack([vector_of[f.text] for f in features])
-        if features
-        else np.zeros((0, query.shape[0]), np.float32)
-    )
+    warnings.extend(notes)
+    query, frag_vecs, feat_vecs = query_vectors(kb, query_text, frags, features)
 
     if not query_tokens(query_text):
         warnings.append("the question has no searchable words (only stop words or punctuation): BM25 skipped")
     searching = request.vector_k > 0  # vector_k=0 means "rank only my candidates": no search of any kind
     lexical_k = request.lexical_k if request.lexical_k is not None else (LEXICAL_K if searching else 0)
     question_k = request.question_k if request.question_k is not None else (QUESTION_K if searching else 0)
-    extra: list[tuple[str, Origin]] = [
-        (i, "lexical") for i, _ in (lexical.search(query_text, lexical_k) if lexical_k else [])
-    ]
-    if question_k:  # documents whose question matches the query, by words (BM25) and by meaning
-        asked_docs = [d for d, _ in lexical.question_search(question, question_k)]
-        for document_id in dict.fromkeys([*asked_docs, *question_matches(kb, query, question_k)]):
-            extra.extend((i, "question") for i in lexical.evidence_of_document.get(document_id, []))
-    ids, origins, unknown, vectors = _candidates(kb, request, query, extra)
-    records = kb.store.get_evidence([i for i in ids if i in vectors])
-    unknown += [i for i in ids if i not in records and i not in unknown]
-    ids = [i for i in ids if i in records]
+    extra = search_candidates(kb, query_text, question, query, lexical_k, question_k)
+    ids, origins, unknown, vectors, records = candidate_pool(
+        kb, request.candidate_ids, request.graph_scores, request.vector_k, query, extra
+    )
     if unknown:
         warnings.append(f"{len(unknown)} unknown evidence id(s) ignored")
     if not ids:
@@ -316,7 +248,7 @@ def evidence_rank(kb: KnowledgeBase, request: EvidenceRankRequest) -> EvidenceRa
     weights = _weights(request, rarity, query_text, len(frags), bool(asked.any()), bool(asked_dense.any()))
     if not weights.use_fragments:
         frag_vecs = frag_vecs[:0]
-    breakdowns = _score(
+    breakdowns = score_candidates(
         matrix,
         query,
         frag_vecs,
@@ -324,31 +256,16 @@ def evidence_rank(kb: KnowledgeBase, request: EvidenceRankRequest) -> EvidenceRa
         features,
         ids,
         methods,
-        request,
+        request.graph_scores,
+        request.hybrid_weight,
         records,
         labels,
         (bm25, asked, asked_dense, weights),
     )
     if "hybrid" in methods and not request.graph_scores:
         warnings.append("hybrid needs graph_scores; ranked by the semantic score alone")
-    final = np.array([b.relevance for b in breakdowns])
-
-    order = sorted(range(len(ids)), key=lambda i: (-final[i], ids[i]))
-    kept, twins = near_duplicates(
-        order,
-        [(records[i].document_id, records[i].start, records[i].end) for i in ids],
-        matrix,
-        DUPLICATE_COSINE,
-    )
+    kept, twins = order_candidates(breakdowns, ids, records, matrix, methods, request.top_k)
     duplicates = [Duplicate(id=ids[i], duplicate_of=ids[j], reason=why) for i, j, why in twins]
-    if "mmr" in methods:
-        limit = min(len(kept), 3 * request.top_k + 20)
-        picked, penalties = mmr_order(final[kept], matrix[kept], limit, [ids[i] for i in kept])
-        for position, penalty in zip(picked, penalties, strict=True):
-            scores = breakdowns[kept[position]]
-            scores.mmr_penalty = _round(penalty)
-            scores.final = _round(scores.relevance - penalty)
-        kept = [kept[p] for p in picked]
 
     documents = kb.store.get_documents(sorted({records[ids[i]].document_id for i in kept}))
     chosen: list[RankedEvidence] = []
@@ -390,19 +307,6 @@ def evidence_rank(kb: KnowledgeBase, request: EvidenceRankRequest) -> EvidenceRa
     return result
 
 
-def _embed(kb: KnowledgeBase, query_text: str, short_texts: list[str]) -> dict[str, np.ndarray]:
-    """Embed the query and the short texts (fragments, features): two encoder calls, not one.
-
-    Why two: the encoder pads a batch to its longest text, so one batch of a 100-token ``Q ⊕ HO`` and
-    fifteen 15-token fragments runs 16 × 100 tokens; measured on the 2-core test machine, two calls took
-    187 ms against 318 ms for the single batch.
-    """
-    vectors = {query_text: kb.embedder.embed([query_text])[0]}
-    if short_texts:
-        vectors.update(zip(short_texts, kb.embedder.embed(short_texts), strict=True))
-    return vectors
-
-
 def _weights(
     request: EvidenceRankRequest,
     rarity: float,
@@ -425,100 +329,6 @@ def _weights(
     dense = weights.question_dense if asks and request.question_weight is None else 0.0
     dense = max(0.0, min(dense, 1.0 - lexical - question))  # a caller's lexical 1.0 leaves it no room
     return FusionWeights(lexical, question, weights.use_fragments, dense)
-
-
-def _candidates(
-    kb: KnowledgeBase, request: EvidenceRankRequest, query: np.ndarray, extra: list[tuple[str, Origin]]
-) -> tuple[list[str], dict[str, list[Origin]], list[str], dict[str, np.ndarray]]:
-    """Requested ids (deduplicated, in order; ids that only have a graph score too), then vector-search
-    hits; ids with no vector are unknown. Also every candidate's stored vector, each read once."""
-    origins: dict[str, list[Origin]] = {}
-    for evidence_id in [*request.candidate_ids, *sorted(request.graph_scores or {})]:
-        origins.setdefault(evidence_id, ["candidate"])
-    known = kb.vectors.get_vectors("evidence", list(origins)) if origins else {}
-    unknown = [i for i in origins if i not in known]
-    for i in unknown:
-        del origins[i]
-    if request.vector_k:
-        for evidence_id, _ in kb.vectors.search("evidence", query, request.vector_k):
-            origins.setdefault(evidence_id, []).append("vector")
-    for evidence_id, origin in extra:
-        if origin not in origins.setdefault(evidence_id, []):
-            origins[evidence_id].append(origin)
-    ids = list(origins)[:MAX_CANDIDATES]
-    new = [i for i in ids if i not in known]
-    vectors = {**known, **(kb.vectors.get_vectors("evidence", new) if new else {})}
-    return ids, {i: origins[i] for i in ids}, unknown, {i: vectors[i] for i in ids if i in vectors}
-
-
-def _score(
-    matrix: np.ndarray,
-    query: np.ndarray,
-    frag_vecs: np.ndarray,
-    feat_vecs: np.ndarray,
-    features: list[UsedFeature],
-    ids: list[str],
-    methods: list[RankMethod],
-    request: EvidenceRankRequest,
-    records: dict[str, Evidence],
-    labels: list[str],
-    fused: tuple[np.ndarray, np.ndarray, np.ndarray, FusionWeights],
-) -> list[ScoreBreakdown]:
-    """Per-method raw scores, the combined semantic score, hybrid and label boost, as breakdowns."""
-    cosine = matrix @ np.asarray(query, dtype=np.float64)
-    raw: dict[str, np.ndarray] = {"cosine": cosine}
-    best_fragment: np.ndarray | None = None
-    if "fragment" in methods and frag_vecs.shape[0]:
-        frag_matrix = fragment_matrix(matrix, frag_vecs)
-        raw["fragment"] = fragment_scores(frag_matrix)
-        best_fragment = (frag_matrix - frag_matrix.max(axis=0, keepdims=True)).argmax(axis=1)
-    if "idep" in methods and feat_vecs.shape[0]:
-        raw["idep"] = idep_scores(matrix, feat_vecs, np.array([f.usefulness for f in features]))
-    rescaled = {m: minmax(raw[m]) for m in SEMANTIC_METHODS if m in methods and m in raw}
-    informative = [r for r in rescaled.values() if r.any()]  # a constant score carries no order: skip it
-    semantic = np.mean(informative, axis=0) if informative else minmax(cosine)
-    graph: np.ndarray | None = None
-    hybrid: np.ndarray | None = None
-    final = semantic
-    if request.graph_scores is not None:
-        graph = np.array([float(request.graph_scores.get(i, 0.0)) for i in ids])
-        if "hybrid" in methods and request.graph_scores:
-            weight = request.hybrid_weight
-            hybrid = (1.0 - weight) * minmax(semantic) + weight * minmax(graph)
-            final = hybrid
-    bm25, asked, asked_dense, weights = fused
-    lexical_part = (
-        weights.lexical * minmax(bm25)
-        + weights.question * minmax(asked)
-        + weights.question_dense * minmax(asked_dense)
-    )
-    final = (1.0 - weights.lexical - weights.question - weights.question_dense) * final + lexical_part
-    wanted = set(labels)
-    boost = np.array([LABEL_BOOST if records[i].label in wanted else 0.0 for i in ids])
-    final = final + boost
-    out: list[ScoreBreakdown] = []
-    for k in range(len(ids)):
-        out.append(
-            ScoreBreakdown(
-                cosine=_round(cosine[k]),
-                fragment=_round(raw["fragment"][k]) if "fragment" in raw else None,
-                best_fragment=int(best_fragment[k]) if best_fragment is not None else None,
-                idep=_round(raw["idep"][k]) if "idep" in raw else None,
-                graph=_round(graph[k]) if graph is not None else None,
-                hybrid=_round(hybrid[k]) if hybrid is not None else None,
-                bm25=_round(bm25[k]),
-                question=_round(asked[k]),
-                question_match=_round(asked_dense[k]),
-                label_boost=float(boost[k]),
-                relevance=_round(final[k]),
-                final=_round(final[k]),
-            )
-        )
-    return out
-
-
-def _round(value: float) -> float:
-    return round(float(value), 6)
 
 
 def _result(

@@ -16,19 +16,13 @@ intermediate nodes, then chain id; across pairs chains are taken round-robin so 
 represented before any pair gets its second chain. Chain ids are ``C:`` + a hash of the relation ids in
 chain order (paths head → tail, other chains from the anchor with the smaller id), stable across rebuilds.
 
-Algorithm 1 adaptation (shortest_path mode): the path's elements are its edges (evidence mentioning both
-ends, preferred) then its nodes (evidence mentioning the node); in rounds, each element in turn hands its
-Pareto-optimal documents' evidence the next rank S. The objectives are recency (document year) and impact.
-Our documents carry no citation counts, so impact uses a documented proxy: *path coverage*, the number of
-distinct path entities the document's evidence mentions. Without dates, the front is decided by coverage
-alone. Documents with equal objectives count as one front point and go one per round in rank order (see
-``graphs.algorithms.paths.prioritise``); within a rank, evidence follows path order, then evidence id.
+The evidence of shortest_path mode is mapped to the paths and ordered by BCG Algorithm 1 in
+tools/chain_evidence.py (the adaptation and its impact proxy are described there).
 """
 
 from __future__ import annotations
 
 import math
-import re
 from itertools import combinations, pairwise
 from typing import Literal
 
@@ -44,18 +38,14 @@ from graphs.algorithms.views import (
     RelationView,
     TypedView,
     best_candidates,
-    prioritise,
     typed_view,
 )
 from graphs.kb import KnowledgeBase
 from graphs.model.schema import Entity, short_hash
-from graphs.stores.base import GraphStore
+from tools.chain_evidence import PathEvidence, map_evidence
 from tools.common import as_langchain_tool
 
 KIND_NAMES = {0: "path", 1: "co_ancestor", 2: "co_occurrence", 3: "shortest_path"}
-EVIDENCE_PER_ENTITY = 100
-"""Evidence ids read per path entity in shortest_path mode: bounds the records Algorithm 1 must load
-(every pool's documents are needed for the first round's fronts), so the mode stays in tens of ms."""
 DESCRIPTION_CHARS = 300
 
 
@@ -136,18 +126,6 @@ class PairSummary(BaseModel):
     chains_found: int
     chains_returned: int
     shortest_length: int | None
-
-
-class PathEvidence(BaseModel):
-    """Evidence mapped to a shortest path (BCG): rank S from Algorithm 1 (1 = first)."""
-
-    evidence_id: str
-    document_id: str
-    rank: int
-    element: str = Field(description="Relation id (both ends mentioned) or entity id it was mapped to.")
-    year: int | None
-    path_coverage: int = Field(description="Impact proxy: path entities the document's evidence mentions.")
-    snippet: str
 
 
 class ReasoningChainResult(BaseModel):
@@ -271,75 +249,6 @@ def _round_robin(groups: list[list[_Candidate]], limit: int) -> list[_Candidate]
     return out
 
 
-_YEAR = re.compile(r"^\s*(\d{4})")
-
-
-def _evidence_pools(
-    store: GraphStore, paths: list[_Candidate]
-) -> tuple[list[tuple[str, list[str]]], dict[str, list[str]]]:
-    """Evidence per path element, edges first: (element id, evidence ids), and ``f(e)`` of all of them.
-
-    An edge's evidence mentions both its ends: read the evidence of the end with fewer mentions and keep
-    those whose ``f(e)`` holds the other end (complete whenever that end is under the per-entity cap). An
-    evidence unit goes to the first edge that claims it, then nodes get what is left.
-    """
-    path_nodes = list(dict.fromkeys(n for c in paths for n in c.nodes))
-    mentions = store.entity_evidence(path_nodes, limit_per_entity=EVIDENCE_PER_ENTITY)
-    f = store.evidence_entities(sorted({e for ids in mentions.values() for e in ids}))
-    pools: list[tuple[str, list[str]]] = []
-    claimed: set[str] = set()
-    for c in paths:
-        for rel, a, b in zip(c.rels, c.nodes[:-1], c.nodes[1:], strict=True):
-            small, other = (a, b) if len(mentions.get(a, [])) <= len(mentions.get(b, [])) else (b, a)
-            both = [e for e in mentions.get(small, []) if other in f.get(e, ()) and e not in claimed]
-            claimed.update(both)
-            pools.append((rel.id, both))
-    for n in path_nodes:
-        pools.append((n, [e for e in mentions.get(n, []) if e not in claimed]))
-    return pools, f
-
-
-def _map_evidence(store: GraphStore, paths: list[_Candidate], limit: int) -> list[PathEvidence]:
-    """BCG Algorithm 1 over the evidence mapped to the paths' edges and nodes (see module docstring)."""
-    if not paths:
-        return []
-    pools, f = _evidence_pools(store, paths)
-    path_nodes = set(n for c in paths for n in c.nodes)
-    evidence = store.get_evidence(sorted({e for _, pool in pools for e in pool}))
-    if not evidence:
-        return []
-    docs = store.get_documents(sorted({ev.document_id for ev in evidence.values()}))
-    coverage: dict[str, set[str]] = {}
-    on_path: dict[str, int] = {}
-    for e, ev in evidence.items():
-        mentioned = path_nodes.intersection(f.get(e, ()))
-        on_path[e] = len(mentioned)
-        coverage.setdefault(ev.document_id, set()).update(mentioned)
-    year: dict[str, int | None] = {}
-    for d, doc in docs.items():
-        m = _YEAR.match(doc.date or "")
-        year[d] = int(m.group(1)) if m else None
-    ranked = prioritise(
-        [(element, [e for e in pool if e in evidence]) for element, pool in pools],
-        document_of={e: ev.document_id for e, ev in evidence.items()},
-        objectives={d: (year.get(d) or -1, len(coverage.get(d, ()))) for d in coverage},
-        evidence_order=on_path,
-        limit=limit,
-    )
-    return [
-        PathEvidence(
-            evidence_id=e,
-            document_id=evidence[e].document_id,
-            rank=rank,
-            element=element,
-            year=year.get(evidence[e].document_id),
-            path_coverage=len(coverage.get(evidence[e].document_id, ())),
-            snippet=" ".join(evidence[e].text.split())[:240],
-        )
-        for e, element, rank in ranked
-    ]
-
-
 def _empty(
     request: ReasoningChainRequest, anchors: list[str], unknown: list[str], warnings: list[str]
 ) -> ReasoningChainResult:
@@ -435,7 +344,7 @@ def reasoning_chain(
             f"{len(hubs)} hub node(s) with more than {request.degree_cap} relations were not used inside "
             "chains (see skipped_hubs)"
         )
-    evidence = _map_evidence(store, selected, request.max_evidence) if request.mode == "shortest_path" else []
+    evidence = map_evidence(store, selected, request.max_evidence) if request.mode == "shortest_path" else []
     entities = store.get_entities(sorted({n for c in selected for n in c.nodes}))
     return ReasoningChainResult(
         chains=[_render(c, entities) for c in selected],

@@ -138,7 +138,8 @@ def consults(
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
 ) -> None:
     """Recent consult ids with their first question (continue one with `evigraph chat --resume ID`)."""
-    from agent.frontends.terminal import consult_summaries, consults_table
+    from agent.frontends.chat_commands import consult_summaries
+    from agent.frontends.render import consults_table
     from agent.sessions import open_checkpointer
 
     settings = load_settings()

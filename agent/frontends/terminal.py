@@ -5,7 +5,8 @@ Ctrl-C (delivered to the main thread) cancels the *turn* and returns to the prom
 session. The worker stops at the next progress event (its callback raises), which is a step boundary: the
 checkpoint keeps every completed turn and LangGraph discards the unfinished step on the next question.
 Input uses the stdlib ``readline`` (history file under the data dir, Tab completes commands), so no extra
-dependency is needed.
+dependency is needed. The slash commands over stored consults (/more, /resume, /export…) live in
+``chat_commands``, away from the threads and signals here.
 """
 
 from __future__ import annotations
@@ -15,27 +16,19 @@ import logging
 import os
 import queue
 import signal
-import sqlite3
-import tempfile
 import threading
 import time
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from langgraph.checkpoint.base import BaseCheckpointSaver
 from rich.console import Console
 from rich.live import Live
-from rich.text import Text
 
 from agent.consult import Consultant, Event, TurnResult
-from agent.errors import EXPECTED_ERRORS, UserError
-from agent.frontends.answer_view import short_answer, shorten
+from agent.errors import EXPECTED_ERRORS
+from agent.frontends.chat_commands import COMMANDS, ConsultCommands
 from agent.frontends.render import (
-    consult_json,
-    consult_markdown,
-    consults_table,
     event_line,
     print_answer,
     sources_renderable,
@@ -43,8 +36,6 @@ from agent.frontends.render import (
     trace_renderable,
     turn_footer,
 )
-from agent.sanitize import clean_text
-from agent.sessions import consult_exists, list_consults, thread_config
 
 try:
     import readline
@@ -53,16 +44,6 @@ except ImportError:  # Windows without pyreadline: plain input(), no history
 
 log = logging.getLogger("evigraph")
 
-COMMANDS: dict[str, str] = {
-    "/more": "the last answer in full (every passage and chain)",
-    "/sources": "sources of the last answer",
-    "/trace": "what the agent did in the last turn (step, summary, fallback)",
-    "/new": "start a new consult",
-    "/resume ID": "continue an earlier consult (without ID: list recent consults)",
-    "/export FILE": "save the whole consult as Markdown (.md) or JSON (.json)",
-    "/help": "this list",
-    "/quit": "leave (Ctrl-D also works)",
-}
 HISTORY_LENGTH = 1000
 
 
@@ -124,40 +105,7 @@ def _test_hold(cancel: threading.Event) -> None:
             raise TurnCancelled
 
 
-def consult_summaries(checkpointer: BaseCheckpointSaver[Any], limit: int = 20) -> list[dict[str, Any]]:
-    """Recent consults, newest first, with their first question (read from the checkpoints, no KB needed)."""
-    out: list[dict[str, Any]] = []
-    for cid in list_consults(checkpointer, limit):
-        try:
-            saved = checkpointer.get_tuple(thread_config(cid))  # type: ignore[arg-type]
-        except (sqlite3.DatabaseError, ValueError) as exc:  # one damaged consult: list the others
-            out.append(
-                {"consult_id": cid, "turns": 0, "updated": "", "first_question": f"(unreadable: {exc})"}
-            )
-            continue
-        if saved is not None:
-            values = saved.checkpoint.get("channel_values", {})
-            turns = list(values.get("turns", []) or [])
-            first = turns[0].get("question", "") if turns else values.get("question", "")
-            updated = str(saved.checkpoint.get("ts", ""))[:19].replace("T", " ")
-            out.append({"consult_id": cid, "turns": len(turns), "updated": updated, "first_question": first})
-    return out
-
-
-def write_atomically(path: Path, text: str) -> None:
-    """Write via a temporary file in the same directory and ``os.replace``: never a half-written export."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-
-
-class ChatSession:
+class ChatSession(ConsultCommands):
     """One terminal chat: the current consult, the last turn's answer and trace, and the command loop."""
 
     def __init__(
@@ -264,19 +212,6 @@ class ChatSession:
             self.console.print(f"[yellow]Unknown command {name}.[/] Type /help for the list.")
         return True
 
-    def show_more(self) -> None:
-        """The last answer with nothing left out (the turn shows a compact view)."""
-        if not self.last_answer:
-            self.console.print("No answer yet: ask a question first.")
-            return
-        ids = list(self.last_answer.get("evidence_ids", []))
-        print_answer(self.console, self.last_answer, self.consultant.evidence_texts(ids), full=True)
-
-    def show_help(self) -> None:
-        for cmd, what in COMMANDS.items():
-            self.console.print(f"  [bold]{cmd:<14}[/] {what}", highlight=False)
-        self.console.print("Anything else is a question in the current consult. End a line with \\ to go on.")
-
     # ---- a turn ---------------------------------------------------------------------------------------
 
     def run_turn(self, question: str) -> None:
@@ -372,74 +307,6 @@ class ChatSession:
         else:
             log.error("unexpected error in a chat turn", exc_info=exc)
             self.console.print(f"[bold red]Unexpected error ({type(exc).__name__}):[/] {exc}")
-
-    # ---- consults -------------------------------------------------------------------------------------
-
-    def switch_to(self, consult_id: str) -> None:
-        """Make ``consult_id`` current, with its last answer and trace; UserError when it does not exist."""
-        if not consult_exists(self.consultant.checkpointer, consult_id):
-            raise UserError(f"No consult '{consult_id}'. List them with /resume or `evigraph consults`.")
-        turns = self.consultant.history(consult_id)
-        values = self.consultant.graph.get_state(thread_config(consult_id)).values  # type: ignore[arg-type]
-        self.consult_id = consult_id
-        self.last_answer = dict(turns[-1].get("answer", {})) if turns else {}
-        self.last_trace = list(values.get("trace", [])) if turns else []
-
-    def resume(self, consult_id: str) -> None:
-        self.wind_down()
-        if not consult_id:
-            rows = consult_summaries(self.consultant.checkpointer, 10)
-            self.console.print(consults_table(rows) if rows else "No consults yet.")
-            self.console.print("Resume one with /resume ID.")
-            return
-        try:
-            self.switch_to(consult_id)
-        except UserError as exc:
-            self.console.print(f"[bold red]Error:[/] {exc}")
-            return
-        self.replay(consult_id)
-
-    def replay(self, consult_id: str) -> None:
-        """The consult so far, one turn a few lines: its question and a short recap of its answer."""
-        turns = self.consultant.history(consult_id)
-        self.console.print(f"Resumed consult {consult_id} ({len(turns)} turn(s)):")
-        for i, turn in enumerate(turns, 1):
-            question = shorten(clean_text(str(turn.get("question", ""))), 100)
-            self.console.print(Text(f"  {i}. {question}", style="bold"))
-            self.console.print(Text(f"     → {short_answer(dict(turn.get('answer') or {}))}", style="dim"))
-        if turns:
-            self.console.print("[dim]/more shows the last answer in full; ask a follow-up to continue.")
-
-    def export(self, target: str) -> None:
-        """Write every turn of the consult (answers, sources, KB version) as Markdown or JSON, atomically."""
-        if not target:
-            self.console.print("Usage: /export FILE.md or /export FILE.json")
-            return
-        path = Path(target).expanduser()
-        fmt = {".json": "json", ".md": "md", ".markdown": "md", ".txt": "md"}.get(path.suffix.lower())
-        if fmt is None:
-            self.console.print(f"[yellow]Cannot tell the format of {path.name}:[/] use .md or .json.")
-            return
-        self.wind_down()
-        if self.consult_id is None:
-            self.console.print("Nothing to export yet: ask a question first.")
-            return
-        if not path.parent.is_dir():
-            self.console.print(f"[bold red]Error:[/] folder {path.parent} does not exist.")
-            return
-        turns = self.consultant.history(self.consult_id)
-        exported_at = datetime.now(UTC).isoformat(timespec="seconds")
-        if fmt == "json":
-            text = consult_json(self.consult_id, turns, self.consultant.kb.version, exported_at)
-        else:
-            ids = [i for t in turns for i in t.get("answer", {}).get("evidence_ids", [])]
-            text = consult_markdown(self.consult_id, turns, self.consultant.evidence_texts(ids), exported_at)
-        try:
-            write_atomically(path, text)
-        except OSError as exc:
-            self.console.print(f"[bold red]Error:[/] cannot write {path}: {exc.strerror or exc}")
-            return
-        self.console.print(f"Exported consult {self.consult_id} ({len(turns)} turn(s)) to {path}")
 
     # ---- input history --------------------------------------------------------------------------------
 

@@ -2,8 +2,8 @@
 
 A system answers ``retrieve(question, k) -> [evidence id, ...]`` (best first, at most ``k``) on one
 :class:`~graphs.kb.KnowledgeBase`. The pool lists every evidence unit of the KB once, with the text the
-embedder saw (title + passage, graphs.building.builder.evidence_text) and its vector, for BM25 indexing and
-cluster spread.
+embedder saw (title + passage, graphs.building.embed_stage.evidence_text) and its vector, for BM25 indexing
+and cluster spread.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Protocol
 
 import numpy as np
 
-from graphs.building.builder import evidence_text
+from graphs.building.embed_stage import evidence_text
 from graphs.kb import KnowledgeBase
 from graphs.model.schema import Evidence
 

@@ -2,14 +2,14 @@
 
 Stages: load KG sources (merged by entity id) → load documents → link each document's focus to its keyword
 entity → split into evidence units → dictionary NER for ``f(e)`` → topics and eq. 6 weights → SQLite tables
-and CSR adjacency → embeddings of entities, evidence and topics → manifest → atomic publish.
+and CSR adjacency → embeddings of entities, evidence and topics → manifest → atomic publish. The linking
+rules (``linking``) and the embedding stage (``embed_stage``) live beside this module, shared with ``kb add``.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import math
 import platform
 import sqlite3
 import time
@@ -19,10 +19,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from graphs.building.chunking import MAX_WORDS, TARGET_WORDS, split_evidence
-from graphs.building.hypergraph import FocusLinker, build_topics, extractive_description, new_focus_entity
+from graphs.building.embed_stage import (
+    cached_embedder,
+    embed_all,
+    entity_text,
+    evidence_text,
+    open_vector_index,
+    topic_vectors,
+)
+from graphs.building.hypergraph import build_topics, extractive_description
+from graphs.building.linking import adopt_focus_names, entity_terms, link_documents, mentions_to_entities
 from graphs.building.loaders import (
     LoadError,
     LoadReport,
@@ -30,7 +37,7 @@ from graphs.building.loaders import (
     detect_corpus_loader,
     detect_kg_loader,
 )
-from graphs.disk.layout import MATCHER_FILE, VECTORS_DIR, build_lock, new_tmp_build, publish, write_manifest
+from graphs.disk.layout import MATCHER_FILE, build_lock, new_tmp_build, publish, write_manifest
 from graphs.disk.tables import (
     connect,
     set_meta,
@@ -42,18 +49,12 @@ from graphs.disk.tables import (
     write_topic_edges,
     write_topics,
 )
-from graphs.model.schema import Document, Entity, Evidence, Relation, Topic, evidence_id, short_hash, slugify
+from graphs.model.schema import Document, Entity, Evidence, Relation, Topic, evidence_id, short_hash
 from graphs.stores.adjacency import build_adjacency, save_adjacency
 from graphs.stores.embedded import DB_FILE, normalise_name
 from graphs.text.lexical_index import build_from_db as build_lexical
-from graphs.text.ner import DictionaryMatcher, Mention
-from graphs.vectors.embedding import Embedder, get_embedder
-from graphs.vectors.embedding_cache import CachedEmbedder, EmbeddingCache
+from graphs.text.ner import DictionaryMatcher
 from graphs.vectors.question_index import QUESTIONS_COLLECTION, question_items
-from graphs.vectors.vector_index import MatrixVectorIndex, QdrantVectorIndex, VectorIndex
-
-MAX_SENSES_PER_MENTION = 3
-"""A surface form that names several entities contributes at most this many (best connected) to f(e)."""
 
 Progress = Callable[[str, int, int], None]
 TopicDescriber = Callable[[str, str, list[Evidence]], str]
@@ -149,93 +150,6 @@ def content_hash(doc: SourceDocument) -> str:
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
 
 
-def entity_terms(entities: Iterable[Entity]) -> Iterable[tuple[str, str]]:
-    """Dictionary terms of each entity: its name, its synonyms, and their everyday short forms.
-
-    The one short form added: a trailing "mellitus" is dropped ("type 2 diabetes mellitus" → "type 2
-    diabetes"), because clinicians and patients almost never say it and the KG almost always does.
-    """
-    for e in entities:
-        for term in (e.name, *e.synonyms):
-            yield term, e.id
-            if term.lower().endswith(" mellitus") and len(term.split()) > 2:
-                yield term[: -len(" mellitus")], e.id
-
-
-def mentions_to_entities(mentions: Sequence[Mention], degree: dict[str, int]) -> set[str]:
-    """``f(e)`` from dictionary mentions: negated mentions still count (the passage is about them)."""
-    out: set[str] = set()
-    for m in mentions:
-        senses = sorted(m.entity_ids, key=lambda i: (-degree.get(i, 0), i))
-        out.update(senses[:MAX_SENSES_PER_MENTION])
-    return out
-
-
-def link_documents(
-    docs: Sequence[SourceDocument],
-    entities: dict[str, Entity],
-    degree: dict[str, int],
-    matcher: DictionaryMatcher | None,
-) -> dict[str, str]:
-    """Keyword entity per document; new focus entities are added to ``entities``.
-
-    A document without a focus (generic documents) takes the entity it mentions most, weighted by
-    specificity (``count / log(2 + degree)``) so that a hub such as "disease" does not become its keyword.
-    """
-    linker = FocusLinker.from_entities(entities, degree)
-    keyword: dict[str, str] = {}
-    for doc in docs:
-        hit = None
-        if doc.focus:
-            hit = linker.link(doc.focus, doc.focus_cuis, doc.focus_synonyms)
-        elif matcher is not None:
-            counts = Counter(i for m in matcher.find(doc.title + "\n" + doc.text) for i in m.entity_ids[:1])
-            hit = (
-                min(counts, key=lambda i: (-counts[i] / math.log(2 + degree.get(i, 0)), i))
-                if counts
-                else None
-            )
-        if hit is None:
-            focus = doc.focus or doc.title
-            ent = new_focus_entity(focus, doc.focus_cuis, doc.focus_synonyms, doc.focus_type)
-            if not doc.focus:
-                ent = ent.model_copy(update={"id": "DOC:" + slugify(doc.id), "type": "Concept"})
-            if ent.id not in entities:
-                entities[ent.id] = ent
-                linker.add(ent)
-            hit = ent.id
-        keyword[doc.id] = hit
-    return keyword
-
-
-def adopt_focus_names(
-    docs: Sequence[SourceDocument], keyword: dict[str, str], entities: dict[str, Entity]
-) -> int:
-    """Add curated focus names as synonyms of the KG entity they were linked to through a UMLS CUI.
-
-    Why: KG names are often formal ("type 2 diabetes mellitus") while people write "type 2 diabetes";
-    MedQuAD foci are UMLS-curated consumer names of the same concept, so they make the dictionary match the
-    way questions are asked. Only short names of single-CUI foci that name no other entity are adopted
-    (NIDDK "foci" can be page titles; a multi-CUI focus is a broader concept).
-    """
-    taken = {normalise_name(n) for e in entities.values() for n in (e.name, *e.synonyms)}
-    adopted = 0
-    for doc in docs:
-        ent = entities.get(keyword.get(doc.id, ""))
-        if ent is None or len(doc.focus_cuis) != 1 or ent.id.startswith(("FOCUS:", "DOC:")):
-            continue  # several CUIs ("Diabetes" → T1, T2, …) would make the name a wrong synonym
-        new = [
-            n
-            for n in dict.fromkeys((doc.focus, *doc.focus_synonyms))
-            if n and "?" not in n and len(n.split()) <= 6 and normalise_name(n) not in taken
-        ]
-        if new:
-            entities[ent.id] = ent.model_copy(update={"synonyms": (*ent.synonyms, *new)})
-            taken.update(normalise_name(n) for n in new)
-            adopted += len(new)
-    return adopted
-
-
 def make_evidence(doc: SourceDocument, keyword_entity: str) -> list[Evidence]:
     return [
         Evidence(
@@ -262,71 +176,6 @@ def to_document(doc: SourceDocument) -> Document:
         focus=doc.focus,
         content_hash=content_hash(doc),
     )
-
-
-def entity_text(e: Entity) -> str:
-    syn = "; ".join(list(dict.fromkeys(e.synonyms))[:5])
-    return f"{e.name} ({e.type}){': ' + syn if syn else ''}"
-
-
-def evidence_text(ev: Evidence, title: str) -> str:
-    """What the embedder sees: the document title gives a paragraph the context its text often omits."""
-    return f"{title}\n{ev.text}"
-
-
-def topic_vectors(index: VectorIndex, topics: Sequence[Topic]) -> tuple[list[str], np.ndarray]:
-    """A topic's vector is the normalised mean of its evidence vectors.
-
-    Why not embed the description: a topic *is* its evidence set (EbmKG §3), the mean is a faithful summary
-    of all of it rather than of its first paragraph, and it costs no model call.
-    """
-    ids: list[str] = []
-    rows: list[np.ndarray] = []
-    for t in topics:
-        vecs = index.get_vectors("evidence", list(t.evidence_ids))
-        if not vecs:
-            continue
-        mean = np.mean(np.stack(list(vecs.values())), axis=0)
-        ids.append(t.id)
-        rows.append(mean / max(float(np.linalg.norm(mean)), 1e-9))
-    return ids, (np.stack(rows).astype(np.float32) if rows else np.zeros((0, index_dim(index)), np.float32))
-
-
-def index_dim(index: VectorIndex) -> int:
-    return int(getattr(index, "dim", 384))
-
-
-def cached_embedder(config: BuildConfig) -> CachedEmbedder:
-    """The configured embedder behind the shipped and per-user embedding caches."""
-    inner = get_embedder(config.embedding_backend)
-    shipped = [EmbeddingCache(p, inner.dim) for p in config.embedding_caches if p.exists()]
-    user = EmbeddingCache(config.user_embedding_cache, inner.dim) if config.user_embedding_cache else None
-    return CachedEmbedder(inner, shipped, user)
-
-
-def open_vector_index(config: BuildConfig, build_dir: Path, prefix: str, dim: int) -> VectorIndex:
-    if config.vector_backend == "matrix":
-        return MatrixVectorIndex(build_dir / VECTORS_DIR, dim=dim)
-    if config.vector_backend == "qdrant-local":
-        return QdrantVectorIndex(path=build_dir / "qdrant", prefix=prefix, dim=dim)
-    if config.vector_backend == "qdrant":
-        return QdrantVectorIndex(url=config.qdrant_url, api_key=config.qdrant_api_key, prefix=prefix, dim=dim)
-    raise ValueError(f"Unknown vector backend '{config.vector_backend}' (matrix, qdrant-local, qdrant)")
-
-
-def embed_all(
-    embedder: Embedder,
-    index: VectorIndex,
-    collection: str,
-    items: Sequence[tuple[str, str]],
-    progress: Progress,
-    batch: int = 256,
-) -> None:
-    """Embed (id, text) pairs in batches into ``collection``, reporting progress."""
-    for i in range(0, len(items), batch):
-        chunk = items[i : i + batch]
-        index.upsert(collection, [k for k, _ in chunk], embedder.embed([t for _, t in chunk]))
-        progress(f"embedding {collection}", min(i + batch, len(items)), len(items))
 
 
 def write_tables(

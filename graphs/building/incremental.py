@@ -18,22 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from graphs.building.builder import (
-    Progress,
-    TopicDescriber,
-    adopt_focus_names,
-    content_hash,
-    embed_all,
-    entity_terms,
-    entity_text,
-    evidence_text,
-    link_documents,
-    make_evidence,
-    mentions_to_entities,
-    to_document,
-    topic_vectors,
-)
+from graphs.building.builder import Progress, TopicDescriber, content_hash, make_evidence, to_document
+from graphs.building.embed_stage import embed_all, entity_text, evidence_text, topic_vectors
 from graphs.building.hypergraph import build_topics, extractive_description
+from graphs.building.linking import adopt_focus_names, entity_terms, link_documents, mentions_to_entities
 from graphs.building.loaders import LoadError, LoadReport, SourceDocument, detect_corpus_loader
 from graphs.disk.layout import (
     MATCHER_FILE,

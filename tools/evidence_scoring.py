@@ -1,0 +1,161 @@
+"""Score and order evidence_rank's candidates: each method's score, their combination, duplicates, MMR.
+
+The semantic score is the mean of the min–max-rescaled scores of the selected semantic methods (cosine,
+fragment, idep), so methods on different scales (eq. 9 lives in [0, 10]) combine without one swamping the
+others; a method whose score is constant over the candidates carries no order and is left out. ``hybrid``
+then mixes in the rescaled graph score, the fusion weights (tools/fusion.py) mix in the rescaled BM25 and
+question-index scores, and evidence with a label the question asks about gets :data:`LABEL_BOOST`. The
+order is by that relevance; a near-duplicate of a better item is dropped, and ``mmr`` re-orders the rest.
+
+Why a module of its own: this is the arithmetic of the rank, the part a new method or weight changes, and
+it needs nothing of the request beyond a few numbers; the tool entry (tools/evidence_rank.py) reads the
+request, gathers the pool (tools/evidence_candidates.py) and cuts the ordered list to the budget. The
+single formulas (fragments, eq. 9, MMR, min–max, duplicates) live in tools/ranking.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+
+import numpy as np
+from pydantic import BaseModel, Field
+
+from graphs.model.schema import Evidence
+from tools.fusion import FusionWeights
+from tools.idep_features import UsedFeature
+from tools.ranking import fragment_matrix, fragment_scores, idep_scores, minmax, mmr_order, near_duplicates
+
+SEMANTIC_METHODS: tuple[str, ...] = ("cosine", "fragment", "idep")
+DUPLICATE_COSINE = 0.97
+LABEL_BOOST = 0.1
+"""Added to the [0, 1] final score of evidence whose label the question asks about (e.g. "treatment").
+MedQuAD consumer questions with the default methods, recall@1 / recall@10 / MRR: boost 0 → 0.185 / 0.697 /
+0.663, 0.1 → 0.196 / 0.691 / 0.665, 0.2 → 0.191 / 0.688 / 0.645 (BioASQ snippets carry no asked label)."""
+
+
+class ScoreBreakdown(BaseModel):
+    """Every score that went into the rank; ``None`` where the method was not used."""
+
+    cosine: float
+    fragment: float | None = Field(
+        default=None, description="1.0 = the best match of some fragment; less by the cosine gap to it."
+    )
+    best_fragment: int | None = Field(default=None, description="Index of the closest fragment.")
+    idep: float | None = None
+    graph: float | None = None
+    hybrid: float | None = None
+    bm25: float | None = Field(default=None, description="BM25 of the query over title + passage.")
+    question: float | None = Field(
+        default=None, description="BM25 of the query against the document's question."
+    )
+    question_match: float | None = Field(
+        default=None, description="Cosine of the query to the document's question (dense question index)."
+    )
+    label_boost: float = 0.0
+    relevance: float = Field(
+        description="Mean of the min-max rescaled semantic scores (or hybrid), fused with rescaled BM25 and "
+        "question scores by the query's weights, plus label_boost."
+    )
+    mmr_penalty: float | None = Field(default=None, description="w · mean similarity to items picked before.")
+    final: float = Field(description="The score the item was ranked by: relevance − mmr_penalty.")
+
+
+def score_candidates(
+    matrix: np.ndarray,
+    query: np.ndarray,
+    frag_vecs: np.ndarray,
+    feat_vecs: np.ndarray,
+    features: list[UsedFeature],
+    ids: list[str],
+    methods: Collection[str],
+    graph_scores: dict[str, float] | None,
+    hybrid_weight: float,
+    records: dict[str, Evidence],
+    labels: list[str],
+    fused: tuple[np.ndarray, np.ndarray, np.ndarray, FusionWeights],
+) -> list[ScoreBreakdown]:
+    """Per-method raw scores, the combined semantic score, hybrid and label boost, as breakdowns."""
+    cosine = matrix @ np.asarray(query, dtype=np.float64)
+    raw: dict[str, np.ndarray] = {"cosine": cosine}
+    best_fragment: np.ndarray | None = None
+    if "fragment" in methods and frag_vecs.shape[0]:
+        frag_matrix = fragment_matrix(matrix, frag_vecs)
+        raw["fragment"] = fragment_scores(frag_matrix)
+        best_fragment = (frag_matrix - frag_matrix.max(axis=0, keepdims=True)).argmax(axis=1)
+    if "idep" in methods and feat_vecs.shape[0]:
+        raw["idep"] = idep_scores(matrix, feat_vecs, np.array([f.usefulness for f in features]))
+    rescaled = {m: minmax(raw[m]) for m in SEMANTIC_METHODS if m in methods and m in raw}
+    informative = [r for r in rescaled.values() if r.any()]  # a constant score carries no order: skip it
+    semantic = np.mean(informative, axis=0) if informative else minmax(cosine)
+    graph: np.ndarray | None = None
+    hybrid: np.ndarray | None = None
+    final = semantic
+    if graph_scores is not None:
+        graph = np.array([float(graph_scores.get(i, 0.0)) for i in ids])
+        if "hybrid" in methods and graph_scores:
+            weight = hybrid_weight
+            hybrid = (1.0 - weight) * minmax(semantic) + weight * minmax(graph)
+            final = hybrid
+    bm25, asked, asked_dense, weights = fused
+    lexical_part = (
+        weights.lexical * minmax(bm25)
+        + weights.question * minmax(asked)
+        + weights.question_dense * minmax(asked_dense)
+    )
+    final = (1.0 - weights.lexical - weights.question - weights.question_dense) * final + lexical_part
+    wanted = set(labels)
+    boost = np.array([LABEL_BOOST if records[i].label in wanted else 0.0 for i in ids])
+    final = final + boost
+    out: list[ScoreBreakdown] = []
+    for k in range(len(ids)):
+        out.append(
+            ScoreBreakdown(
+                cosine=_round(cosine[k]),
+                fragment=_round(raw["fragment"][k]) if "fragment" in raw else None,
+                best_fragment=int(best_fragment[k]) if best_fragment is not None else None,
+                idep=_round(raw["idep"][k]) if "idep" in raw else None,
+                graph=_round(graph[k]) if graph is not None else None,
+                hybrid=_round(hybrid[k]) if hybrid is not None else None,
+                bm25=_round(bm25[k]),
+                question=_round(asked[k]),
+                question_match=_round(asked_dense[k]),
+                label_boost=float(boost[k]),
+                relevance=_round(final[k]),
+                final=_round(final[k]),
+            )
+        )
+    return out
+
+
+def order_candidates(
+    breakdowns: list[ScoreBreakdown],
+    ids: list[str],
+    records: dict[str, Evidence],
+    matrix: np.ndarray,
+    methods: Collection[str],
+    top_k: int,
+) -> tuple[list[int], list[tuple[int, int, str]]]:
+    """Candidate indices best first without near-duplicates (re-ordered by MMR when asked; its penalties
+    are written into the breakdowns), and the dropped ones as ``(dropped, kept twin, reason)``."""
+    final = np.array([b.relevance for b in breakdowns])
+
+    order = sorted(range(len(ids)), key=lambda i: (-final[i], ids[i]))
+    kept, twins = near_duplicates(
+        order,
+        [(records[i].document_id, records[i].start, records[i].end) for i in ids],
+        matrix,
+        DUPLICATE_COSINE,
+    )
+    if "mmr" in methods:
+        limit = min(len(kept), 3 * top_k + 20)
+        picked, penalties = mmr_order(final[kept], matrix[kept], limit, [ids[i] for i in kept])
+        for position, penalty in zip(picked, penalties, strict=True):
+            scores = breakdowns[kept[position]]
+            scores.mmr_penalty = _round(penalty)
+            scores.final = _round(scores.relevance - penalty)
+        kept = [kept[p] for p in picked]
+    return kept, twins
+
+
+def _round(value: float) -> float:
+    return round(float(value), 6)
