@@ -187,15 +187,7 @@ class OnnxMiniLMEmbedder:
         return self.embed([text])[0]
 
     def _run_batch(self, encodings: Sequence[Any]) -> np.ndarray:
-        width = max(len(encoding.ids) for encoding in encodings)
-        input_ids = np.full((len(encodings), width), self._pad_id, dtype=np.int64)
-        attention_mask = np.zeros((len(encodings), width), dtype=np.int64)
-        token_type_ids = np.zeros((len(encodings), width), dtype=np.int64)
-        for row, encoding in enumerate(encodings):
-            length = len(encoding.ids)
-            input_ids[row, :length] = encoding.ids
-            attention_mask[row, :length] = 1
-            token_type_ids[row, :length] = encoding.type_ids
+        input_ids, attention_mask, token_type_ids = pad_encodings(encodings, self._pad_id)
         feeds = {"input_ids": input_ids, "attention_mask": attention_mask}
         if "token_type_ids" in self._input_names:
             feeds["token_type_ids"] = token_type_ids
@@ -206,6 +198,21 @@ class OnnxMiniLMEmbedder:
         summed = (output * mask).sum(axis=1)
         counts = np.clip(mask.sum(axis=1), 1e-9, None)
         return _l2_normalise(summed / counts)
+
+
+def pad_encodings(encodings: Sequence[Any], pad_id: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``tokenizers`` encodings → padded ``input_ids``, ``attention_mask``, ``token_type_ids`` (int64), as
+    BERT-style ONNX models take them (the embedder and the evidence reader share this)."""
+    width = max(len(encoding.ids) for encoding in encodings)
+    input_ids = np.full((len(encodings), width), pad_id, dtype=np.int64)
+    attention_mask = np.zeros((len(encodings), width), dtype=np.int64)
+    token_type_ids = np.zeros((len(encodings), width), dtype=np.int64)
+    for row, encoding in enumerate(encodings):
+        length = len(encoding.ids)
+        input_ids[row, :length] = encoding.ids
+        attention_mask[row, :length] = 1
+        token_type_ids[row, :length] = encoding.type_ids
+    return input_ids, attention_mask, token_type_ids
 
 
 def _verify_onnx_model(model_path: Path, package: Any) -> None:
