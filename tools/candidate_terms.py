@@ -44,6 +44,30 @@ FILLER_WORDS: frozenset[str] = word_set(
 by graphs.model.labels, not linked as an entity. The words of the NegEx triggers ("denies", "absent",
 "ruled out") are breaks too: negation is a flag on mentions, never part of a term."""
 
+GENERIC_TERMS: frozenset[str] = frozenset(
+    normalise_term(word)
+    for word in word_set(
+        """
+    disease diseases disorder disorders syndrome syndromes condition conditions illness illnesses sickness
+    drug drugs medicine medicines medication medications gene genes protein proteins patient patients
+    treatment treatments therapy therapies symptom symptoms sign signs cell cells infection infections
+    bacteria bacterium virus viruses pathogen pathogens mutation mutations
+    """
+    )
+)
+"""Category words that name a *kind* of thing, never a thing: the KG has nodes with these names (Disease
+Ontology's root ``DOID:4 disease``, ``DOID:225 syndrome`` with 1,052 edges, LabeledIn's "disease"
+indications), and a question's "Which disease is caused by …" linked to them made "disease" the question's
+subject and printed facts such as "Drugs the KG lists for disease: Quetiapine". ner_link never links them
+(it reports them as ``generic_terms``); a multi-word name that contains one ("CFTR gene", "Fabry disease")
+is a thing and links as before."""
+
+
+def is_generic(term: str) -> bool:
+    """Whether ``term`` is only a category word (see :data:`GENERIC_TERMS`)."""
+    return normalise_term(term) in GENERIC_TERMS
+
+
 _TOKEN = re.compile(r"[A-Za-z0-9][\w'’\-/]*[A-Za-z0-9]|[A-Za-z0-9]")
 _AGE = re.compile(r"^\d+[-\s]?(year|month|week|day|hour)s?[-\s]?old$", re.IGNORECASE)
 

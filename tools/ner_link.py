@@ -30,6 +30,7 @@ from graphs.text.negation import negated_spans
 from tools.candidate_terms import (
     CandidateTerm,
     candidate_terms,
+    is_generic,
     resembles_dictionary,
 )
 from tools.common import as_langchain_tool, truncate
@@ -126,6 +127,11 @@ class NerLinkResult(BaseModel):
     unlinked_terms: list[str] = Field(
         description="Requested terms and uncovered phrases that no linker could map to an entity."
     )
+    generic_terms: list[str] = Field(
+        default_factory=list,
+        description="Category words found and deliberately not linked (disease, drug, gene, patient, …): "
+        "they name a kind of thing, and a KG node of that name is never the question's subject.",
+    )
     parameters: dict[str, Any]
     warnings: list[str]
 
@@ -147,6 +153,7 @@ class _Linking:
     delta: float
     links: list[_Link] = field(default_factory=list)
     unlinked: list[str] = field(default_factory=list)
+    generic: list[str] = field(default_factory=list)
     linked_runs: set[int] = field(default_factory=set)
     degree: dict[str, int] = field(default_factory=dict)
 
@@ -169,7 +176,9 @@ def ner_link(kb: KnowledgeBase, request: NerLinkRequest) -> NerLinkResult:
     candidates: list[CandidateTerm] = []
     if request.use_embeddings:
         text_candidates, run_texts = candidate_terms(texts, covered)
-        candidates = term_candidates + [c for c in text_candidates if resembles_dictionary(kb, c.term)]
+        candidates = term_candidates + [
+            c for c in text_candidates if resembles_dictionary(kb, c.term) and not is_generic(c.term)
+        ]
         if len(candidates) > MAX_CANDIDATE_TERMS:
             dropped = len(candidates) - MAX_CANDIDATE_TERMS
             warnings.append(f"{dropped} candidate terms not embedded (limit {MAX_CANDIDATE_TERMS} per call)")
@@ -186,6 +195,7 @@ def ner_link(kb: KnowledgeBase, request: NerLinkRequest) -> NerLinkResult:
     return NerLinkResult(
         entities=entities,
         unlinked_terms=list(dict.fromkeys(state.unlinked)),
+        generic_terms=list(dict.fromkeys(state.generic)),
         parameters={
             "sources": labels,
             "n_m": request.n_m,
@@ -205,6 +215,9 @@ def _dictionary_links(kb: KnowledgeBase, state: _Linking) -> list[list[tuple[int
     state.degree.update(kb.store.degrees(senses) if senses else {})
     for index, mentions in enumerate(found):
         for m in mentions:
+            if is_generic(m.surface):  # its span stays covered, so it is not embedded either
+                state.generic.append(m.surface.lower())
+                continue
             for entity_id in _senses(m.entity_ids, state.degree, state.n_m):
                 mention = EntityMention(
                     source=state.labels[index],
@@ -228,6 +241,9 @@ def _requested_terms(kb: KnowledgeBase, state: _Linking, request: NerLinkRequest
     for raw_term, origin in requested:
         term = " ".join(raw_term.split())
         if not term:
+            continue
+        if is_generic(term):
+            state.generic.append(term.lower())
             continue
         senses = kb.matcher.entity_ids(term)
         if not senses:
