@@ -230,7 +230,9 @@ def export(model_path: Path, dev_pairs: list[dict[str, Any]], out_dir: Path, wor
     )
     out_dir.mkdir(parents=True, exist_ok=True)
     int8 = out_dir / "reader-minilm-int8.onnx"
-    quantize_dynamic(str(fp32), str(int8), weight_type=QuantType.QInt8)
+    # Per-channel weight scales: per-tensor int8 kept dev AUC within 0.006 of fp32 but its scores correlated
+    # only 0.976 with fp32 (max |Δ| 3.1 logits); per-channel: AUC equal to fp32, Pearson 0.995.
+    quantize_dynamic(str(fp32), str(int8), weight_type=QuantType.QInt8, per_channel=True)
     fp32_scores = np.load(work_dir / "dev_scores_fp32.npy")
     int8_scores = _score_onnx(int8, tokenizer, dev_pairs)
     result = _report("int8", dev_pairs, int8_scores, work_dir)

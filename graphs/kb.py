@@ -32,6 +32,7 @@ from graphs.text.ner import DictionaryMatcher
 from graphs.vectors.embedding import get_embedder
 from graphs.vectors.query_vectors import RememberingEmbedder
 from graphs.vectors.question_index import BUILT_WITHOUT_IT
+from graphs.vectors.reader import SHIPPED_READER_DIR, EvidenceReader, ReaderUnavailable, get_reader
 from graphs.vectors.vector_index import MatrixVectorIndex, QdrantVectorIndex, VectorIndex
 
 
@@ -46,6 +47,8 @@ class KnowledgeBase:
     _embedder: RememberingEmbedder | None = None
     _matcher: DictionaryMatcher | None = None
     _lexical: LexicalIndex | None = None
+    _reader: EvidenceReader | None = None
+    reader_warning: str | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _lease: Any = None
 
@@ -125,12 +128,27 @@ class KnowledgeBase:
             return self._lexical
 
     @property
+    def reader(self) -> EvidenceReader | None:
+        """The evidence reader (graphs/vectors/reader.py), loaded on first use; ``None`` when its weights are
+        missing or damaged — then ``reader_warning`` says so and how to restore them, and ranking goes on
+        without it (the one labelled fallback)."""
+        with self._lock:
+            if self._reader is None and self.reader_warning is None:
+                try:
+                    self._reader = get_reader(SHIPPED_READER_DIR)
+                except ReaderUnavailable as exc:
+                    self.reader_warning = f"ranked without the evidence reader: {exc}"
+            return self._reader
+
+    @property
     def warnings(self) -> list[str]:
         """What the reader of answers from this build should know about the build itself: indexes an older
         build lacks (BM25 rebuilt in memory, no question index), each with the command that adds them."""
         out = list(self.lexical.warnings)
         if "questions" not in self.manifest.data.get("counts", {}):
             out.append(BUILT_WITHOUT_IT)
+        if self.reader_warning:
+            out.append(self.reader_warning)
         return out
 
     def embed(self, texts: list[str]) -> np.ndarray:

@@ -13,7 +13,10 @@ features are embedded (two encoder calls, tools/query_aspects.py). Methods, sele
   (tools/idep_features.offline_features) when named;
 * ``hybrid`` — BCG: min–max rescale the graph score (walk / chains) and the semantic score, average
   (``hybrid_weight`` 0.5; another weight tilts it);
-* ``mmr`` — KG-Rank: select greedily with ``rel − w · mean_sim(selected)``, ``w = 0.1 + 0.01·n``.
+* ``mmr`` — KG-Rank: select greedily with ``rel − w · mean_sim(selected)``, ``w = 0.1 + 0.01·n``;
+* ``reader`` — the evidence reader (a cross-encoder trained here, graphs/vectors/reader.py) reads the best
+  fused candidates and its probability is mixed into their relevance (tools/reader_rerank.py). Named only:
+  on the dev sets it did not beat the fused ranking (evals/reports/reader_dev.md).
 
 Candidates also come from BM25 over title + passage (``lexical_k``) and from the question index: the
 evidence of documents whose question matches the query (``question_k``; MedQuAD documents answer a
@@ -63,8 +66,9 @@ from tools.fusion import FusionWeights, QueryFeatures, fusion_weights
 from tools.idep_features import UsedFeature
 from tools.query_aspects import query_aspects, query_vectors
 from tools.question_match import question_cosines
+from tools.reader_rerank import rerank_with_reader
 
-RankMethod = Literal["cosine", "fragment", "idep", "hybrid", "mmr", "bm25", "question"]
+RankMethod = Literal["cosine", "fragment", "idep", "hybrid", "mmr", "bm25", "question", "reader"]
 DEFAULT_METHODS: tuple[RankMethod, ...] = ("cosine", "fragment", "bm25", "question")
 """The default when the caller names no methods; ``idep`` joins it when the caller passes features (an LLM's,
 EbmKG's setting). Chosen on the eval harness's dev sets with the full candidate pipeline (walk + path
@@ -118,8 +122,8 @@ class EvidenceRankRequest(BaseModel):
         default_factory=lambda: list(DEFAULT_METHODS),
         min_length=1,
         description="Ranking methods to combine: cosine, fragment, idep, hybrid, mmr, bm25 (BM25 fused by "
-        "query features), question (the question index). Default: cosine, fragment, bm25, question, plus "
-        "idep when features are given.",
+        "query features), question (the question index), reader (the trained cross-encoder reranks the best "
+        "candidates). Default: cosine, fragment, bm25, question, plus idep when features are given.",
     )
     hybrid_weight: float = Field(
         default=0.5,
@@ -264,6 +268,13 @@ def evidence_rank(kb: KnowledgeBase, request: EvidenceRankRequest) -> EvidenceRa
     )
     if "hybrid" in methods and not request.graph_scores:
         warnings.append("hybrid needs graph_scores; ranked by the semantic score alone")
+    read = 0
+    if "reader" in methods:
+        reader = kb.reader
+        if reader is not None:
+            read = rerank_with_reader(reader, question, breakdowns, ids, records)
+        elif kb.reader_warning and kb.reader_warning not in warnings:
+            warnings.append(kb.reader_warning)
     kept, twins = order_candidates(breakdowns, ids, records, matrix, methods, request.top_k)
     duplicates = [Duplicate(id=ids[i], duplicate_of=ids[j], reason=why) for i, j, why in twins]
 
@@ -296,7 +307,7 @@ def evidence_rank(kb: KnowledgeBase, request: EvidenceRankRequest) -> EvidenceRa
     result = _result(
         chosen, frags, features, duplicates, unknown, considered, request, methods, labels, warnings
     )
-    result.parameters.update(lexical_k=lexical_k, question_k=question_k)
+    result.parameters.update(lexical_k=lexical_k, question_k=question_k, reader_read=read)
     result.parameters["fusion"] = {
         "lexical_weight": weights.lexical,
         "question_weight": weights.question,

@@ -52,6 +52,11 @@ class ScoreBreakdown(BaseModel):
         default=None, description="Cosine of the query to the document's question (dense question index)."
     )
     label_boost: float = 0.0
+    reader: float | None = Field(
+        default=None,
+        description="The evidence reader's probability that the passage answers the question (the best "
+        "READER_K candidates are read; tools/reader_rerank.py).",
+    )
     relevance: float = Field(
         description="Mean of the min-max rescaled semantic scores (or hybrid), fused with rescaled BM25 and "
         "question scores by the query's weights, plus label_boost."
