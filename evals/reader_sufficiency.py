@@ -30,7 +30,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from agent.consult import Consultant
 from agent.sessions import thread_config
 from evals.datasets.sufficiency import OUT as DATASET
-from evals.sufficiency_calibration import fmt_ci
+from evals.sufficiency_calibration import fmt_ci, rates
 from graphs.model.settings import load_settings
 from graphs.vectors.reader import SHIPPED_READER_DIR, get_reader
 
@@ -61,23 +61,6 @@ def collect(kb_dir: Path | None) -> list[dict[str, Any]]:
 
 
 Decide = Callable[[dict[str, Any]], bool]
-
-
-def rates(rows: list[dict[str, Any]], decide: Decide) -> dict[str, Any]:
-    answered = [r for r in rows if decide(r)]
-    tp = sum(1 for r in answered if r["answerable"])
-    pos = sum(1 for r in rows if r["answerable"])
-    neg = [r for r in rows if not r["answerable"]]
-    ook = sum(1 for r in neg if not decide(r))
-    return {
-        "answered": len(answered),
-        "tp": tp,
-        "pos": pos,
-        "precision": tp / len(answered) if answered else 1.0,
-        "ook_share": ook / len(neg) if neg else 1.0,
-        "ook": ook,
-        "neg": len(neg),
-    }
 
 
 def choose(rows: list[dict[str, Any]]) -> float:

@@ -26,6 +26,7 @@ import json
 import os
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -77,13 +78,13 @@ def wilson(k: int, n: int) -> tuple[float, float]:
     return (float(ci.low), float(ci.high))
 
 
-def scores(rows: list[dict[str, Any]], min_answering: int, min_relevance: float) -> dict[str, Any]:
-    """Counts and rates of the rule at these thresholds over ``rows``."""
-    answered = [r for r in rows if sufficiency.decide(r, min_answering, min_relevance)]
+def rates(rows: list[dict[str, Any]], decide: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
+    """Counts and rates of any "answered" decision over labelled ``rows`` (also evals/reader_sufficiency)."""
+    answered = [r for r in rows if decide(r)]
     tp = sum(1 for r in answered if r["answerable"])
     pos = sum(1 for r in rows if r["answerable"])
     neg = [r for r in rows if not r["answerable"]]
-    ook = sum(1 for r in neg if not sufficiency.decide(r, min_answering, min_relevance))
+    ook = sum(1 for r in neg if not decide(r))
     return {
         "answered": len(answered),
         "tp": tp,
@@ -94,6 +95,11 @@ def scores(rows: list[dict[str, Any]], min_answering: int, min_relevance: float)
         "ook": ook,
         "ook_share": ook / len(neg) if neg else 1.0,
     }
+
+
+def scores(rows: list[dict[str, Any]], min_answering: int, min_relevance: float) -> dict[str, Any]:
+    """Counts and rates of the rule at these thresholds over ``rows``."""
+    return rates(rows, lambda r: sufficiency.decide(r, min_answering, min_relevance))
 
 
 def choose(rows: list[dict[str, Any]]) -> tuple[int, float, dict[str, Any]]:

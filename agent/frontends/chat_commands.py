@@ -2,9 +2,9 @@
 
 Why a module of its own: ``terminal`` is the input loop and the running turn — a worker thread, Ctrl-C and
 the SIGINT masks, readline — and that delicate part reads best alone. These commands touch none of it: they
-read the checkpoints and the last answer and write export files, on the main thread between turns. The one
-point of contact is ``wind_down`` (a cancelled turn must stop before a command touches the consult), which
-the session supplies. ``evigraph consults`` lists consults from here without the terminal's REPL.
+read the checkpoints and the last answer and write export files, on the main thread between turns. The
+session winds down a cancelled turn before it calls /resume or /export, so these never touch the worker.
+``evigraph consults`` lists consults from here without the terminal's REPL.
 """
 
 from __future__ import annotations
@@ -85,10 +85,6 @@ class ConsultCommands:
     last_answer: dict[str, Any]
     last_trace: list[dict[str, Any]]
 
-    def wind_down(self) -> None:
-        """Wait for a cancelled turn to stop; the session's own (it owns the turn's worker)."""
-        raise NotImplementedError
-
     def show_more(self) -> None:
         """The last answer with nothing left out (the turn shows a compact view)."""
         if not self.last_answer:
@@ -113,7 +109,6 @@ class ConsultCommands:
         self.last_trace = list(values.get("trace", [])) if turns else []
 
     def resume(self, consult_id: str) -> None:
-        self.wind_down()
         if not consult_id:
             rows = consult_summaries(self.consultant.checkpointer, 10)
             self.console.print(consults_table(rows) if rows else "No consults yet.")
@@ -147,7 +142,6 @@ class ConsultCommands:
         if fmt is None:
             self.console.print(f"[yellow]Cannot tell the format of {path.name}:[/] use .md or .json.")
             return
-        self.wind_down()
         if self.consult_id is None:
             self.console.print("Nothing to export yet: ask a question first.")
             return

@@ -204,10 +204,9 @@ class ChatSession(ConsultCommands):
         elif name == "/new":
             self.consult_id, self.last_answer, self.last_trace = None, {}, []
             self.console.print("New consult: it gets its id with the first question.")
-        elif name == "/resume":
-            self.resume(arg)
-        elif name == "/export":
-            self.export(arg)
+        elif name in ("/resume", "/export"):
+            self.wind_down()  # a cancelled turn stops (a finished one is kept) before the consult is read
+            (self.resume if name == "/resume" else self.export)(arg)
         else:
             self.console.print(f"[yellow]Unknown command {name}.[/] Type /help for the list.")
         return True
