@@ -44,6 +44,7 @@ from typing import Any
 import bm25s
 import numpy as np
 
+from evals.metrics.answers import exact_hit
 from graphs.model.settings import Settings, load_settings
 from graphs.text.lexical_index import tokenize
 
@@ -59,6 +60,9 @@ BIOASQ_HARD_NEGATIVES = 5
 MEDQUAD_QUESTIONS = 3500
 MEDQUAD_SAME_FOCUS_NEGATIVES = 3
 PUBMEDQA_NEGATIVES = 3
+SENTENCE_POSITIVES = 4
+SENTENCE_SAME_TOPIC_NEGATIVES = 4
+SENTENCE_OTHER_NEGATIVES = 4
 PUBMEDQA_ANSWER_LABELS = ("RESULTS", "CONCLUSIONS", "CONCLUSION")
 
 
@@ -137,14 +141,21 @@ def _pair(source: str, qid: str, question: str, passage: str, label: int) -> dic
     return {"source": source, "qid": qid, "question": question, "passage": _cut(passage), "label": label}
 
 
-def bioasq_pairs(settings: Settings, excluded: Exclusions, rng: random.Random) -> Iterator[dict[str, Any]]:
-    """Gold snippets as positives, BM25-mined hard negatives (see the module docstring)."""
-    shared = settings.shared_data_dir
-    snippets = list(_rows(shared / "corpus" / "bioasq_snippets.jsonl"))
+def _snippet_pool(
+    settings: Settings,
+) -> tuple[list[dict[str, Any]], list[str], _BM25, dict[str, int]]:
+    """The 20,585 BioASQ snippets, their texts, a BM25 index over them and row numbers by snippet id."""
+    snippets = list(_rows(settings.shared_data_dir / "corpus" / "bioasq_snippets.jsonl"))
     texts = [row["text"] for row in snippets]
-    index = _BM25(texts)
-    row_of = {row["id"]: i for i, row in enumerate(snippets)}
-    for row in _rows(shared / "eval" / "bioasq_taskb_golden_7b_10b.jsonl"):
+    return snippets, texts, _BM25(texts), {row["id"]: i for i, row in enumerate(snippets)}
+
+
+def _training_questions(
+    settings: Settings, excluded: Exclusions
+) -> Iterator[tuple[dict[str, Any], set[str], set[str]]]:
+    """(golden row, gold snippet ids, gold PubMed ids) of every BioASQ question a pair may use: not an
+    evaluation question, no repeat of one's text, no shared gold snippet or gold document."""
+    for row in _rows(settings.shared_data_dir / "eval" / "bioasq_taskb_golden_7b_10b.jsonl"):
         gold_ids = set(row.get("gold_snippet_ids", []))
         gold_pmids = {str(p) for p in row.get("documents", [])}
         if (
@@ -154,6 +165,13 @@ def bioasq_pairs(settings: Settings, excluded: Exclusions, rng: random.Random) -
             or gold_pmids & excluded.pmids
         ):
             continue
+        yield row, gold_ids, gold_pmids
+
+
+def bioasq_pairs(settings: Settings, excluded: Exclusions, rng: random.Random) -> Iterator[dict[str, Any]]:
+    """Gold snippets as positives, BM25-mined hard negatives (see the module docstring)."""
+    snippets, texts, index, row_of = _snippet_pool(settings)
+    for row, gold_ids, gold_pmids in _training_questions(settings, excluded):
         positives = sorted(gold_ids & row_of.keys())
         if not positives:
             continue
@@ -174,6 +192,58 @@ def bioasq_pairs(settings: Settings, excluded: Exclusions, rng: random.Random) -
             usable = snippets[i]["id"] not in gold_ids | excluded.snippet_ids
             if usable and str(snippets[i]["pmid"]) not in gold_pmids:
                 yield _pair("bioasq", row["id"], row["question"], texts[i], 0)
+
+
+def bioasq_sentence_pairs(
+    settings: Settings, excluded: Exclusions, rng: random.Random
+) -> Iterator[dict[str, Any]]:
+    """Sentence-level pairs that teach *naming the answer*, not *being on topic* (source ``bioasq-sentence``).
+
+    Why: the passage-level reader scored "The PolyIran trial is a pragmatic cluster randomized trial …" above
+    the sentence listing the polypill's drugs for "Which drugs are included in PolyIran?" — both are gold
+    snippets, so passage labels cannot tell them apart. For factoid and list questions with an exact answer,
+    a sentence of a gold snippet that names an exact-answer synonym is a positive; a gold-snippet sentence
+    that does not is a hard negative (same topic, no answer); sentences of the top BM25 snippets of other
+    documents that do not name it are negatives too. Sentences are split by the agent's own splitter
+    (``agent.nodes.focus.sentences``), so training sees what the key-sentence picker reads. The same
+    exclusions as :func:`bioasq_pairs` apply.
+    """
+    snippets, texts, index, row_of = _snippet_pool(settings)
+    for row, gold_ids, gold_pmids in _training_questions(settings, excluded):
+        if row.get("type") not in ("factoid", "list") or not row.get("exact_answer"):
+            continue
+        gold = sorted(gold_ids & row_of.keys())
+        named: list[str] = []
+        unnamed: list[str] = []
+        for snippet_id in gold:
+            for sentence in _sentences(texts[row_of[snippet_id]]):
+                (named if exact_hit(sentence, row["exact_answer"]) else unnamed).append(sentence)
+        named, unnamed = sorted(set(named)), sorted(set(unnamed) - set(named))
+        if not named:
+            continue
+        rng.shuffle(named)
+        rng.shuffle(unnamed)
+        for sentence in named[:SENTENCE_POSITIVES]:
+            yield _pair("bioasq-sentence", row["id"], row["question"], sentence, 1)
+        for sentence in unnamed[:SENTENCE_SAME_TOPIC_NEGATIVES]:
+            yield _pair("bioasq-sentence", row["id"], row["question"], sentence, 0)
+        others = [
+            sentence
+            for i in index.top(row["question"], 20)
+            if snippets[i]["id"] not in gold_ids | excluded.snippet_ids
+            and str(snippets[i]["pmid"]) not in gold_pmids
+            for sentence in _sentences(texts[i])
+            if not exact_hit(sentence, row["exact_answer"])
+        ]
+        for sentence in others[:SENTENCE_OTHER_NEGATIVES]:
+            yield _pair("bioasq-sentence", row["id"], row["question"], sentence, 0)
+
+
+def _sentences(text: str) -> list[str]:
+    """The sentences the key-sentence picker would consider (the agent's splitter, 25–500 characters)."""
+    from agent.nodes.focus import sentences
+
+    return [text[s:e].strip() for s, e in sentences(text) if 25 <= e - s <= 500]
 
 
 def medquad_pairs(settings: Settings, excluded: Exclusions, rng: random.Random) -> Iterator[dict[str, Any]]:
@@ -254,8 +324,12 @@ def build_pairs(settings: Settings, seed: int = 13) -> list[dict[str, Any]]:
     for make in (bioasq_pairs, medquad_pairs, pubmedqa_pairs):
         pairs.extend(make(settings, excluded, rng))
     rng.shuffle(pairs)
+    # Appended after the shuffle with their own generator: the first three sources' pairs stay exactly those
+    # the first reader was trained on, so its recipe still reproduces.
+    pairs.extend(bioasq_sentence_pairs(settings, excluded, random.Random(seed + 1)))
     for pair in pairs:
-        pair["split"] = "dev" if dev_split(f"{pair['source']}:{pair['qid']}") else "train"
+        family = pair["source"].split("-")[0]  # a question's passage and sentence pairs: the same side
+        pair["split"] = "dev" if dev_split(f"{family}:{pair['qid']}") else "train"
     return pairs
 
 
@@ -280,7 +354,7 @@ def training_manifest(settings: Settings, pairs: list[dict[str, Any]]) -> list[d
     bioasq = {
         row["id"]: row
         for row in _rows(shared / "eval" / "bioasq_taskb_golden_7b_10b.jsonl")
-        if ("bioasq", row["id"]) in questions
+        if ("bioasq", row["id"]) in questions or ("bioasq-sentence", row["id"]) in questions
     }
     medquad = {
         row["id"]: row
@@ -290,7 +364,7 @@ def training_manifest(settings: Settings, pairs: list[dict[str, Any]]) -> list[d
     manifest = []
     for (source, qid), question in sorted(questions.items()):
         row: dict[str, Any] = {"source": source, "qid": qid, "question": question}
-        if source == "bioasq":
+        if source.startswith("bioasq"):
             row["gold_snippet_ids"] = sorted(bioasq[qid].get("gold_snippet_ids", []))
         elif source == "medquad":
             row["focus"] = medquad[qid]["focus"]
@@ -302,7 +376,7 @@ def write_manifest(rows: list[dict[str, Any]], out: Path) -> None:
     """Deterministic gzip (no timestamp), so a rebuild with the same inputs gives the same bytes."""
     out.parent.mkdir(parents=True, exist_ok=True)
     payload = "".join(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n" for row in rows)
-    with out.open("wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as handle:
+    with out.open("wb") as raw, gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0) as handle:
         handle.write(payload.encode("utf-8"))
 
 

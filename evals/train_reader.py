@@ -43,7 +43,8 @@ INPUT_NAMES = ("input_ids", "attention_mask", "token_type_ids")
 
 
 def _load_pairs(path: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    train, dev = [], []
+    train: list[dict[str, Any]] = []
+    dev: list[dict[str, Any]] = []
     with path.open(encoding="utf-8") as lines:
         for line in lines:
             pair = json.loads(line)
@@ -62,6 +63,29 @@ def _batches(pairs: list[dict[str, Any]], rng: random.Random) -> list[list[int]]
         batches.extend(part[i : i + BATCH] for i in range(0, len(part), BATCH))
     rng.shuffle(batches)
     return batches
+
+
+def parse_mix(text: str) -> dict[str, float]:
+    """``"bioasq-sentence=1,bioasq=0.2"`` → the share of each source's training pairs to use (default all)."""
+    out: dict[str, float] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        name, _, share = part.partition("=")
+        out[name.strip()] = float(share)
+    return out
+
+
+def mixed(pairs: list[dict[str, Any]], mix: dict[str, float], rng: random.Random) -> list[dict[str, Any]]:
+    """The training pairs by ``mix`` (a source not named keeps all, unless the mix names any source: then it
+    is left out). Why: continuing from a trained reader on new pairs with a *replay* share of the old ones
+    keeps what it learnt without paying for the whole first epoch again."""
+    if not mix:
+        return pairs
+    out: list[dict[str, Any]] = []
+    for pair in pairs:
+        share = mix.get(pair["source"], 0.0)
+        if share >= 1.0 or rng.random() < share:
+            out.append(pair)
+    return out
 
 
 def auc(labels: np.ndarray, scores: np.ndarray) -> float:
@@ -99,13 +123,14 @@ def train(args: argparse.Namespace) -> Path:
     torch.manual_seed(SEED)
     rng = random.Random(SEED)
     train_pairs, dev_pairs = _load_pairs(args.pairs)
-    source = model_dir()
+    train_pairs = mixed(train_pairs, parse_mix(args.mix), rng)
+    source = args.init or model_dir()
     tokenizer = AutoTokenizer.from_pretrained(source)
     model = AutoModelForSequenceClassification.from_pretrained(source, num_labels=1)
     batches = [b for _ in range(args.epochs) for b in _batches(train_pairs, rng)]
     if args.max_steps:
         batches = batches[: args.max_steps]  # the schedule then warms up and decays over what will run
-    optimizer = torch.optim.AdamW(model.parameters(), lr=LR, weight_decay=0.01)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.01)
     schedule = get_linear_schedule_with_warmup(optimizer, int(WARMUP_SHARE * len(batches)), len(batches))
     loss_fn = torch.nn.BCEWithLogitsLoss()
     args.work_dir.mkdir(parents=True, exist_ok=True)
@@ -270,6 +295,9 @@ def main() -> None:
     parser.add_argument("--max-minutes", type=float, default=0.0)
     parser.add_argument("--max-steps", type=int, default=0, help="train on the first N batches only")
     parser.add_argument("--export", type=Path, default=None, help="write the int8 ONNX reader here")
+    parser.add_argument("--init", type=Path, default=None, help="start from this saved model, not the base")
+    parser.add_argument("--mix", default="", help='share of each source, e.g. "bioasq-sentence=1,bioasq=0.2"')
+    parser.add_argument("--lr", type=float, default=LR)
     parser.add_argument("--export-only", action="store_true", help="skip training; export work-dir/model")
     args = parser.parse_args()
     model_path = args.work_dir / "model" if args.export_only else train(args)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from evals.answer_eval import exact_hit, plain
+from evals.answer_eval import plain
+from evals.metrics.answers import exact_hit
 from evals.metrics.rouge import rouge_2, rouge_su4
 
 

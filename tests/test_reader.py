@@ -119,7 +119,17 @@ def test_a_kb_without_its_reader_ranks_and_says_so(
         result = evidence_rank(kb, request)
         assert result.evidence
         assert all(e.scores.reader is None for e in result.evidence)
-        assert any("ranked without the evidence reader" in w and "no-reader" in w for w in result.warnings)
-        assert any("ranked without the evidence reader" in w for w in kb.warnings)
+        assert any("the evidence reader is unavailable" in w and "no-reader" in w for w in result.warnings)
+        assert any("the evidence reader is unavailable" in w for w in kb.warnings)
     finally:
         kb.close()
+
+
+def test_a_question_longer_than_the_reader_reads_is_cut_not_fatal(reader: EvidenceReader) -> None:
+    # A pasted 60,000-character case left no room for the passage ("Sequence to truncate too short").
+    case = "A 45-year-old man with a painful, swollen big toe since last night. " * 900
+    scores = reader.logits(case, [CFTR_ANSWER, OFF_TOPIC])
+    assert scores.shape == (2,) and np.isfinite(scores).all()
+    assert reader.logits(case, [CFTR_ANSWER])[0] == pytest.approx(
+        reader.logits(case[:2000], [CFTR_ANSWER])[0], abs=1e-4
+    )  # only the opening is read

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 _TOKEN = re.compile(r"[a-z0-9]+")
 
@@ -101,3 +102,14 @@ def advantage_score(recall_outcomes: Sequence[str], precision_outcomes: Sequence
     r, p = ratio(list(recall_outcomes)), ratio(list(precision_outcomes))
     score = 4 * r * p / (r + p) - 1 if r + p > 0 else -1.0
     return Advantage(r, p, score)
+
+
+def exact_hit(text: str, exact: Any) -> bool:
+    """BioASQ exact answer: whether any synonym of any gold item appears in ``text`` (on word boundaries,
+    case-insensitive)."""
+    items = exact if isinstance(exact, list) else [exact]
+    names = [s for item in items for s in (item if isinstance(item, list) else [item]) if isinstance(s, str)]
+    low = text.lower()
+    return any(
+        re.search(r"(?<!\w)" + re.escape(n.lower().strip()) + r"(?!\w)", low) for n in names if n.strip()
+    )

@@ -29,6 +29,8 @@ SHIPPED_READER_DIR = Path(__file__).resolve().parents[2] / "data" / "reader"
 """Where the project ships the reader (``data/reader/``: weights, reader.json, CARD.md)."""
 READER_MANIFEST = "reader.json"
 """``data/reader/reader.json``: the weights file's name, sha256, size, max length and logit calibration."""
+MAX_QUESTION_TOKENS = 64
+"""Word pieces of the question the reader reads at most (the rest of its 192 is the passage)."""
 _MAX_TOKENS_PER_RUN = 4096
 """Rows x padded width of one onnxruntime call (as the embedder: bigger calls only cost memory)."""
 
@@ -83,6 +85,9 @@ class EvidenceReader:
         self._tokenizer = Tokenizer.from_file(str(ASSETS_DIR / "tokenizer.json"))
         self._tokenizer.enable_truncation(max_length=self.spec.max_length, strategy="only_second")
         self._tokenizer.no_padding()
+        self._question_tokenizer = Tokenizer.from_file(str(ASSETS_DIR / "tokenizer.json"))
+        self._question_tokenizer.no_truncation()
+        self._question_tokenizer.no_padding()
         self._pad_id = self._tokenizer.token_to_id("[PAD]") or 0
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = num_threads or 2
@@ -104,7 +109,8 @@ class EvidenceReader:
             raise TypeError("logits() takes a sequence of passages")
         if not passages:
             return np.zeros(0, dtype=np.float32)
-        encodings = self._tokenizer.encode_batch([(question or " ", p or " ") for p in passages])
+        question = self._clip_question(question or " ")
+        encodings = self._tokenizer.encode_batch([(question, p or " ") for p in passages])
         lengths = np.array([len(e.ids) for e in encodings])
         order = np.argsort(-lengths, kind="stable")
         out = np.empty(len(passages), dtype=np.float32)
@@ -117,9 +123,26 @@ class EvidenceReader:
             start += rows
         return out
 
+    def _clip_question(self, question: str) -> str:
+        """The question cut to ``MAX_QUESTION_TOKENS`` word pieces (at a token boundary).
+
+        Why: the passage is truncated, never the question — so a 10,000-word pasted case left no room for
+        any passage and the tokenizer raised "Sequence to truncate too short". The opening of a question
+        carries what is asked; the reader sees that and a passage."""
+        head = question[: 20 * MAX_QUESTION_TOKENS]  # no need to tokenise a 60,000-character paste whole
+        pieces = self._question_tokenizer.encode(head, add_special_tokens=False)
+        limit = min(MAX_QUESTION_TOKENS, self.spec.max_length // 2)
+        if len(pieces.ids) <= limit:
+            return head
+        return head[: pieces.offsets[limit - 1][1]]
+
     def probabilities(self, question: str, passages: Sequence[str]) -> np.ndarray:
         """Calibrated probability that each passage answers the question (Platt scaling from reader.json)."""
-        scores = self.logits(question, passages) / self.spec.temperature + self.spec.bias
+        return self.probabilities_of(self.logits(question, passages))
+
+    def probabilities_of(self, logits: Sequence[float] | np.ndarray) -> np.ndarray:
+        """The calibrated probabilities of raw ``logits`` (when a caller keeps both)."""
+        scores = np.asarray(logits, dtype=np.float32) / self.spec.temperature + self.spec.bias
         return (1.0 / (1.0 + np.exp(-scores))).astype(np.float32)
 
     def _run(self, encodings: Sequence[Any]) -> np.ndarray:
