@@ -28,6 +28,8 @@ from prompts import render_prompt
 
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\"'])")
 MAX_SENTENCES = 8
+PROMPT_WORDS = 200
+"""Words of key sentences in the answer prompt: more than the offline block's 60, a model can weigh them."""
 MAX_SENTENCE_CHARS = 320
 PASSAGES_CONSIDERED = 8
 
@@ -66,7 +68,8 @@ def answer_sentences(deps: ConsultDeps, state: ConsultState) -> list[tuple[str, 
     """The key sentences of the direct answer, or the plain selector's when the question has no focus."""
     evidence = state.get("evidence", [])
     question = search_question(state)  # a follow-up ("how is it treated?") with the subject it continues
-    picked = select_key_sentences(deps.kb, question, question_focus(deps.kb, state), evidence, MAX_SENTENCES)
+    focus = question_focus(deps.kb, state)
+    picked = select_key_sentences(deps.kb, question, focus, evidence, MAX_SENTENCES, PROMPT_WORDS)
     if picked:
         return [(k.evidence_id, readable(k.text)[:MAX_SENTENCE_CHARS]) for k in picked]
     return key_sentences(deps, question, evidence)

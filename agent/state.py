@@ -64,6 +64,8 @@ class Verdict(TypedDict, total=False):
     missing_relations: list[str]
     reasons: list[str]
     method: str
+    answered_probability: float
+    """The calibrated model's probability that the evidence answers (agent/nodes/answered.py), offline."""
 
 
 class KGFactRec(TypedDict, total=False):
@@ -93,6 +95,17 @@ class KeySentenceRec(TypedDict, total=False):
     label: str
 
 
+class NamedAnswerRec(TypedDict, total=False):
+    """A name the evidence gives as the answer, cited to the sentences naming it and any KG edge to the
+    question."""
+
+    name: str
+    entity_type: str
+    votes: float
+    evidence_ids: list[str]
+    chain_ids: list[str]
+
+
 class DirectAnswerRec(TypedDict, total=False):
     """The short answer shown before any passage (offline; renderers show ``lines`` or build their own)."""
 
@@ -102,6 +115,8 @@ class DirectAnswerRec(TypedDict, total=False):
     facts: list[KGFactRec]
     facts_total: int
     sentences: list[KeySentenceRec]
+    named: list[NamedAnswerRec]
+    """The answer's name(s) where the evidence gives them (factoid/list questions; answer_candidates.py)."""
     lines: list[str]
     """The block as Markdown lines, citations inline (``[C:…]``, ``[E:…]``)."""
 

@@ -36,45 +36,43 @@ from typing import Any
 from langgraph.checkpoint.memory import InMemorySaver
 
 from agent.consult import Consultant
-from agent.nodes.focus import question_focus, sentences
-from agent.nodes.key_sentences import candidates, select_key_sentences
+from agent.nodes import reading
+from agent.nodes.answer_candidates import asks_for_a_name, is_list_question, named_answers, vote
+from agent.nodes.focus import sentences
+from agent.nodes.key_sentences import pick_read
+from agent.nodes.reading import read_evidence
+from agent.nodes.retrieval import search_question
 from agent.sessions import thread_config
 from evals.datasets.registry import get_dataset
 from evals.kb_cache import DEFAULT_CACHE_DIR, open_task_kb
+from evals.metrics.answers import exact_hit
 from evals.metrics.rouge import rouge_2, rouge_su4
 from graphs.kb import KnowledgeBase
 from graphs.model.settings import Settings, load_settings
 
 REPO = Path(__file__).resolve().parent.parent
-QUESTIONS = REPO / "evals" / "data" / "bioasq_dev.jsonl"
+QUESTIONS = {
+    "bioasq-dev": REPO / "evals" / "data" / "bioasq_dev.jsonl",
+    "bioasq-test": REPO / "evals" / "data" / "bioasq_test.jsonl",
+}
 CITATION = re.compile(r"\[(?:E|C):[^\]]*\]|\*\*")
 
 
-def gold_rows(settings: Settings) -> list[dict[str, Any]]:
-    """The bioasq-dev questions joined with their golden ideal and exact answers."""
+def gold_rows(settings: Settings, questions: Path) -> list[dict[str, Any]]:
+    """The questions of ``questions`` joined with their golden ideal and exact answers."""
     golden = {}
     path = settings.shared_data_dir / "eval" / "bioasq_taskb_golden_7b_10b.jsonl"
     for line in path.read_text(encoding="utf-8").split("\n"):  # splitlines() would cut at U+2028 in text
         if line.strip():
             row = json.loads(line)
             golden[row["id"]] = row
-    dev = [json.loads(line) for line in QUESTIONS.read_text(encoding="utf-8").splitlines() if line.strip()]
-    return [golden[q["id"]] for q in dev if q["id"] in golden]
+    asked = [json.loads(line) for line in questions.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [golden[q["id"]] for q in asked if q["id"] in golden]
 
 
 def plain(lines: list[str]) -> str:
     """Markdown lines of the block as plain text: citations, bold markers and bullets removed."""
     return " ".join(CITATION.sub("", line).lstrip("- ").strip() for line in lines)
-
-
-def exact_hit(text: str, exact: Any) -> bool:
-    """Whether any synonym of any gold item appears in ``text`` (word boundaries, case-insensitive)."""
-    items = exact if isinstance(exact, list) else [exact]
-    names = [s for item in items for s in (item if isinstance(item, list) else [item]) if isinstance(s, str)]
-    low = text.lower()
-    return any(
-        re.search(r"(?<!\w)" + re.escape(n.lower().strip()) + r"(?!\w)", low) for n in names if n.strip()
-    )
 
 
 def dense(kb: KnowledgeBase, question: str, k: int) -> list[str]:
@@ -97,49 +95,65 @@ def run(
         consultant = Consultant(settings, kb=kb, checkpointer=InMemorySaver(), use_llm=False)
         consultant.ask("What is the function of the BRCA1 gene?")  # warm-up, not counted
         out: list[dict[str, Any]] = []
-        embed_ms: list[float] = []
+        read_ms: list[float] = []
         for row in rows:
             q = row["question"]
             result = consultant.ask(q)
-            state = consultant.graph.get_state(thread_config(result.consult_id)).values  # type: ignore[arg-type]
-            focus = question_focus(kb, state)
+            state: Any = consultant.graph.get_state(thread_config(result.consult_id)).values  # type: ignore[arg-type]
             evidence = state.get("evidence", [])
-            texts = [ev["text"][s:e] for ev, s, e in candidates(focus, evidence)]
-            if texts:
-                kb.embedder.forget()
-                started = time.perf_counter()
-                kb.embed(texts)
-                embed_ms.append(1000 * (time.perf_counter() - started))
-            key = select_key_sentences(kb, q, focus, evidence)
+            started = time.perf_counter()
+            reading._MEMO.clear()  # timed cold, as a new turn reads
+            read = read_evidence(kb, search_question(state), evidence) or []
+            read_ms.append(1000 * (time.perf_counter() - started))
+            key = [r.text for r in pick_read(read)]
+            ids = set(state.get("turn_entity_ids", []))
+            named = {
+                use_kg: [c.name for c in named_answers(vote(kb, q, ids, read, use_kg), is_list_question(q))]
+                if asks_for_a_name(q)
+                else []
+                for use_kg in (True, False)
+            }
+            direct = result.answer.get("direct", {})
+            fact_lines = [
+                line for line in direct.get("lines", []) if line.startswith("- **") and "Answer" not in line
+            ]
             top = dense(kb, q, 3)
             out.append(
                 {
                     "row": row,
                     "status": result.answer.get("status"),
                     "seconds": result.seconds,
+                    "named": {"kg": named[True], "no_kg": named[False]},
                     "systems": {
-                        "EviGraph direct answer": plain(result.answer.get("direct", {}).get("lines", [])),
-                        "EviGraph key sentences": " ".join(k.text for k in key),
+                        "EviGraph direct answer as shown": plain(direct.get("lines", [])),
+                        "EviGraph direct answer, whatever the verdict": " ".join(
+                            [*named[True], plain(fact_lines), *key]
+                        ),
+                        "the same without the KG (no KG facts, no KG votes)": " ".join([*named[False], *key]),
+                        "EviGraph key sentences (reader)": " ".join(key),
                         "top dense passage": top[0] if top else "",
                         "first 3 sentences of top-3 dense": " ".join(first_sentences(t, 3) for t in top),
                     },
                 }
             )
-        return out, embed_ms
+        return out, read_ms
 
 
 def mean(xs: list[float]) -> float:
     return statistics.fmean(xs) if xs else 0.0
 
 
-def report(results: list[dict[str, Any]], embed_ms: list[float], kb_version: str, load: str) -> str:
+def report(
+    results: list[dict[str, Any]], read_ms: list[float], kb_version: str, load: str, dataset: str
+) -> str:
     systems = list(results[0]["systems"]) if results else []
     fl = [r for r in results if r["row"]["type"] in ("factoid", "list")]
     lines = [
-        "# Offline answer eval — BioASQ dev (100 questions)",
+        f"# Offline answer eval — {dataset} ({len(results)} questions)",
         "",
-        "Generated by `python -m evals.answer_eval` (evals/answer_eval.py) on the bioasq-dev snippet-pool KB "
-        f"(`{kb_version}`), offline, all systems in the same run. Load average at the start: {load}.",
+        f"Generated by `python -m evals.answer_eval --dataset {dataset}` (evals/answer_eval.py) on the "
+        f"{dataset} snippet-pool KB (`{kb_version}`), offline, all systems in the same run. Load average at "
+        f"the start: {load}.",
         "",
         f"Questions: {len(results)} ({len(fl)} factoid/list). Exact answer = any synonym of any gold item in "
         "the text; ROUGE against the first ideal answer (evals/metrics/rouge.py, ROUGE-1.5.5 `-2 4 -u`).",
@@ -160,20 +174,30 @@ def report(results: list[dict[str, Any]], embed_ms: list[float], kb_version: str
             f"{mean([x.recall for x in su4]):.4f} | {words:.0f} |"
         )
     answered = sum(1 for r in results if r["status"] == "answered")
+    ordered = sorted(read_ms) or [0.0]
+    median_ms, p90_ms = statistics.median(ordered), ordered[int(0.9 * (len(ordered) - 1))]
     times = sorted(r["seconds"] for r in results)
     lines += [
         "",
-        f"Verdicts: {answered}/{len(results)} answered (the direct answer shows key sentences only then; the "
-        "'key sentences' row shows what the selection gives regardless). Turn time median "
-        f"{statistics.median(times) if times else 0:.2f} s (load as above).",
+        f"Verdicts: {answered}/{len(results)} answered (the direct answer as shown has key sentences and a "
+        "named answer only then; the 'whatever the verdict' rows show what the selection gives regardless). "
+        f"Turn time median {statistics.median(times) if times else 0:.2f} s (load as above).",
         "",
-        "**Sentence vectors, on the fly vs build time.** Embedding a turn's candidate sentences on the fly "
-        f"took median {statistics.median(embed_ms) if embed_ms else 0:.0f} ms, p90 "
-        f"{sorted(embed_ms)[int(0.9 * (len(embed_ms) - 1))] if embed_ms else 0:.0f} ms over {len(embed_ms)} "
-        "turns (query-vector memory cleared first; every candidate embedded, the worst case — the agent "
-        "reuses stored vectors for whole-passage sentences and embeds at most 40). That is a large share "
-        "of a turn on this shared machine: build-time sentence vectors in the shipped embedding cache (a "
-        "lookup, at the price of a cache several times larger) are the recommended next step.",
+        '**The named answer** ("Answer (as the evidence names it): …", factoid/list questions only), with '
+        "and without the KG's votes — how often it is shown and how often what it shows holds a gold exact "
+        "answer:",
+        "",
+        "| named answer | shown on | holds a gold exact answer |",
+        "| --- | --- | --- |",
+    ]
+    for key, name in (("kg", "with the KG (edge to a question entity: extra votes)"), ("no_kg", "without")):
+        shown = [r for r in fl if r["named"][key]]
+        right = sum(1 for r in shown if exact_hit(" ".join(r["named"][key]), r["row"].get("exact_answer")))
+        lines.append(f"| {name} | {len(shown)}/{len(fl)} | {right}/{len(shown)} |")
+    lines += [
+        "",
+        f"Reading a turn's sentences with the evidence reader took median {median_ms:.0f} ms, "
+        f"p90 {p90_ms:.0f} ms over {len(read_ms)} turns (cold: memo cleared first; load as above).",
     ]
     return "\n".join(lines) + "\n"
 
@@ -182,23 +206,27 @@ def main(argv: list[str] | None = None, log: Callable[[str], None] = print) -> N
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--cache-dir", type=Path, default=DEFAULT_CACHE_DIR)
     parser.add_argument("--limit", type=int, default=None)
-    parser.add_argument("--out", type=Path, default=REPO / "evals" / "reports" / "answer_eval.md")
+    parser.add_argument("--dataset", choices=("bioasq-dev", "bioasq-test"), default="bioasq-dev")
+    parser.add_argument(
+        "--out", type=Path, default=None, help="default evals/reports/answer_eval_<dataset>.md"
+    )
     args = parser.parse_args(argv)
     settings = load_settings()
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
-    spec = get_dataset("bioasq-dev")
+    spec = get_dataset(args.dataset)
+    out = args.out or REPO / "evals" / "reports" / f"answer_eval_{args.dataset.replace('-', '_')}.md"
     assert spec.recipe is not None
     task = open_task_kb(spec.recipe(settings), args.cache_dir, settings.embedding_backend)
-    rows = gold_rows(settings)[: args.limit]
-    results, embed_ms = run(task.kb, task.root, rows)
-    args.out.write_text(report(results, embed_ms, task.kb.version, load), encoding="utf-8")
-    (args.out.with_suffix(".jsonl")).write_text(
+    rows = gold_rows(settings, QUESTIONS[args.dataset])[: args.limit]
+    results, read_ms = run(task.kb, task.root, rows)
+    out.write_text(report(results, read_ms, task.kb.version, load, args.dataset), encoding="utf-8")
+    (out.with_suffix(".jsonl")).write_text(
         "".join(
             json.dumps({"id": r["row"]["id"], "status": r["status"], **r["systems"]}) + "\n" for r in results
         ),
         encoding="utf-8",
     )
-    log(f"{len(results)} questions; report {args.out}")
+    log(f"{len(results)} questions; report {out}")
     task.kb.close()
 
 

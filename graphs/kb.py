@@ -137,7 +137,10 @@ class KnowledgeBase:
                 try:
                     self._reader = get_reader(SHIPPED_READER_DIR)
                 except ReaderUnavailable as exc:
-                    self.reader_warning = f"ranked without the evidence reader: {exc}"
+                    self.reader_warning = (
+                        "the evidence reader is unavailable, so key sentences were chosen by similarity and "
+                        f"the verdict by the offline rule: {exc}"
+                    )
             return self._reader
 
     @property

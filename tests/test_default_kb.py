@@ -41,3 +41,25 @@ def test_first_ask_builds_the_default_kb_and_answers_with_citations(tmp_path: Pa
     assert manifest["profile"] == "core" and manifest["counts"]["documents"] > 5000
     # the shipped embedding cache served (nearly) everything: no 10-minute embedding on first use
     assert manifest["embedding_cache"]["hits"] > 10 * manifest["embedding_cache"]["misses"]
+    # Issue 18: a drug the KB does not know is "insufficient", and no generic-node fact heads the answer.
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "agent.frontends.cli",
+            "ask",
+            "--json",
+            "What disease can be treated with lenacapavir?",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=REPO,
+        timeout=600,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    answer = json.loads(proc.stdout)["answer"]
+    assert answer["status"] == "insufficient"
+    assert answer["verdict"]["method"].startswith("calibrated model")
+    assert "Quetiapine" not in answer["text"] and "for disease" not in answer["text"].lower()

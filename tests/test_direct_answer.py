@@ -18,7 +18,8 @@ from agent.consult import Consultant
 from agent.deps import ConsultDeps
 from agent.nodes.answer import DIRECT_LABEL, KG_ONLY_LABEL
 from agent.nodes.focus import Focus, carries_aspect, question_focus, sentences
-from agent.nodes.key_sentences import MAX_SENTENCES, mmr, readable, with_lists
+from agent.nodes.key_sentences import MAX_SENTENCES, mmr, readable
+from agent.nodes.reading import with_lists
 from agent.sessions import thread_config
 from agent.state import EvidenceRec
 from graphs.kb import KnowledgeBase
@@ -84,14 +85,14 @@ def test_side_effects_of_metformin_end_insufficient_with_a_short_honest_answer(
     assert "**Insufficient evidence**" in text and "Missing: side effects" in text
     assert "Closest passages (not judged to answer the question)" in text
     assert "Direct answer" not in text and answer["direct"]["sentences"] == []
-    assert len([c for c in cited_ids(text) if c.startswith("E:")]) <= 3
+    assert len({c for c in cited_ids(text) if c.startswith("E:")}) <= 3  # the verdict may quote one of them
     assert len(text.splitlines()) <= 12
 
 
 def test_an_out_of_scope_question_prints_a_few_labelled_passages_not_a_page(consultant: Consultant) -> None:
     answer = consultant.ask("What is the capital of France?").answer
     assert answer["status"] == "insufficient"
-    assert len(answer["text"].splitlines()) <= 12 and len(cited_ids(answer["text"])) <= 3
+    assert len(answer["text"].splitlines()) <= 12 and len(set(cited_ids(answer["text"]))) <= 3
     assert answer["direct"]["facts"] == [] and answer["direct"]["focus"] == []
 
 

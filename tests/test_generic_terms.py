@@ -8,6 +8,7 @@ answer listed "Drugs the KG lists for disease: Quetiapine".
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -88,3 +89,28 @@ def test_no_generic_node_fact_in_an_offline_answer(
     assert "Quetiapine" not in text
     assert "for disease" not in text.lower()
     assert result.answer["status"] == "insufficient"
+
+
+DEV_SETS = ("bioasq_dev.jsonl", "medquad_consumer.jsonl", "pubmedqa_dev.jsonl", "sufficiency.jsonl")
+
+
+def test_no_dev_question_links_a_generic_node(generic_kb: KnowledgeBase) -> None:
+    """Every question of the dev sets (and the sufficiency set): no category node becomes an entity, so none
+    can be a subject or the source of a KG fact line (facts come only from the focus entities)."""
+    data = Path(__file__).resolve().parent.parent / "evals" / "data"
+    questions = [
+        json.loads(line)["question"]
+        for name in DEV_SETS
+        for line in (data / name).read_text(encoding="utf-8").splitlines()
+        if line.strip()
+    ]
+    assert len(questions) > 600
+    generic_ids = {node_id for node_id, name, _ in GENERIC_NODES if is_generic(name)}
+    found: set[str] = set()
+    refused: set[str] = set()
+    for question in questions:  # one question per call, as the agent links them
+        result = ner_link(generic_kb, NerLinkRequest(texts=[question]))
+        found.update(e.id for e in result.entities)
+        refused.update(result.generic_terms)
+    assert not generic_ids & found
+    assert {"disease", "gene"} <= refused  # they were there, and were refused

@@ -32,6 +32,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field, ValidationError
 
+from agent.citations import cited_ids
 from agent.consult import Event
 from agent.errors import UserError
 from agent.frontends.render import event_line
@@ -71,7 +72,7 @@ class ConsultReply(BaseModel):
     consult_id: str = Field(description="Pass it back as consult_id to ask a follow-up in this consult.")
     status: str = Field(description="answered, or insufficient when the evidence does not support an answer.")
     text: str = Field(description="The answer; every claim cites [E:…] evidence or [C:…] KG chains.")
-    cited_passages: dict[str, str] = Field(description="The text of each cited evidence id.")
+    cited_passages: dict[str, str] = Field(description="The text of each evidence id the answer text cites.")
     answer: dict[str, Any] = Field(description="The full answer: claims, sources, verdict, KB version, …")
     llm_calls: int
     seconds: float
@@ -164,11 +165,15 @@ async def run_consult(
 
     def turn() -> ConsultReply:
         result = runner.ask(question, consult_id=consult_id, task=task, on_event=progress)
-        cited = runner.evidence_texts(list(result.answer.get("evidence_ids", [])))
+        text = str(result.answer.get("text", ""))
+        # The passages the answer's text cites (all retrieved ones when it cites none, e.g. an empty answer):
+        # a client shows them beside the text, so they must be what the text points at.
+        in_text = [i for i in dict.fromkeys(cited_ids(text)) if i.startswith("E:")]
+        cited = runner.evidence_texts(in_text or list(result.answer.get("evidence_ids", [])))
         return ConsultReply(
             consult_id=result.consult_id,
             status=str(result.answer.get("status", "")),
-            text=str(result.answer.get("text", "")),
+            text=text,
             cited_passages=cited,
             answer=result.answer,
             llm_calls=result.llm_calls,

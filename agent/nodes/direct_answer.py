@@ -18,10 +18,20 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import cast
 
+from agent.nodes.answer_candidates import asks_for_a_name, is_list_question, named_answers, vote
 from agent.nodes.focus import Focus
 from agent.nodes.key_sentences import readable, select_key_sentences
+from agent.nodes.reading import read_evidence
 from agent.nodes.retrieval import search_question
-from agent.state import ChainRec, ConsultState, DirectAnswerRec, EvidenceRec, KeySentenceRec, KGFactRec
+from agent.state import (
+    ChainRec,
+    ConsultState,
+    DirectAnswerRec,
+    EvidenceRec,
+    KeySentenceRec,
+    KGFactRec,
+    NamedAnswerRec,
+)
 from graphs.kb import KnowledgeBase
 from graphs.model.labels import relations_for
 from graphs.stores.kg_facts import KGFact, kg_facts
@@ -148,18 +158,19 @@ def fact_chains(kb: KnowledgeBase, facts: list[KGFactRec]) -> list[ChainRec]:
         kb.store, sorted({f["focus_id"] for f in facts}), sorted({f["relation"] for f in facts})
     )
     wanted = {c for f in facts for c in f["chain_ids"]}
-    return [
-        {
-            "id": f.chain_id,
-            "type": "one_hop",
-            "text": f.text,
-            "length": 1,
-            "relation_ids": [f.relation_id],
-            "node_ids": [f.focus_id, f.entity_id],
-        }
-        for f in rel_facts
-        if f.chain_id in wanted
-    ]
+    return [one_hop_chain(f) for f in rel_facts if f.chain_id in wanted]
+
+
+def one_hop_chain(fact: KGFact) -> ChainRec:
+    """A KG fact as a retrieved, citable one-hop chain record."""
+    return {
+        "id": fact.chain_id,
+        "type": "one_hop",
+        "text": fact.text,
+        "length": 1,
+        "relation_ids": [fact.relation_id],
+        "node_ids": [fact.focus_id, fact.entity_id],
+    }
 
 
 def fact_line(heading: str, facts: list[KGFactRec], total: int) -> str:
@@ -193,7 +204,8 @@ def compose_direct_answer(
             cast(KeySentenceRec, asdict(k))
             for k in select_key_sentences(kb, search_question(state), focus, evidence)
         ]
-    lines: list[str] = []
+    named, named_chains = name_the_answer(kb, state) if sufficient else ([], [])
+    lines: list[str] = [named_line(named)] if named else []
     if shown:
         lines.append(fact_line(heading, shown, len(ranked)))
     lines += [sentence_line(s) for s in sentences]
@@ -204,6 +216,39 @@ def compose_direct_answer(
         "facts": shown,
         "facts_total": len(ranked),
         "sentences": sentences,
+        "named": named,
         "lines": lines,
     }
-    return record, fact_chains(kb, shown) if shown else []
+    return record, (fact_chains(kb, shown) if shown else []) + named_chains
+
+
+def name_the_answer(kb: KnowledgeBase, state: ConsultState) -> tuple[list[NamedAnswerRec], list[ChainRec]]:
+    """The answer's name(s) for a factoid or list question, where the reader's best sentences give them,
+    with the KG edges that join them to the question as citable chains (agent/nodes/answer_candidates.py)."""
+    question = state.get("question", "")
+    if not asks_for_a_name(question):
+        return [], []
+    read = read_evidence(kb, search_question(state), state.get("evidence", []))
+    if not read:
+        return [], []
+    ids = {e["id"] for e in state.get("entities", []) if e["id"] in set(state.get("turn_entity_ids", []))}
+    chosen = named_answers(vote(kb, question, ids, read), is_list_question(question))
+    named: list[NamedAnswerRec] = [
+        {
+            "name": c.name,
+            "entity_type": c.entity_type,
+            "votes": round(c.votes, 3),
+            "evidence_ids": list(dict.fromkeys(c.evidence_ids))[:2],
+            "chain_ids": [f.chain_id for f in c.facts],
+        }
+        for c in chosen
+    ]
+    return named, [one_hop_chain(f) for c in chosen for f in c.facts]
+
+
+def named_line(named: list[NamedAnswerRec]) -> str:
+    """ "- **Answer (as the evidence names it):** CFTR [E:…] [C:…]; …" — each name with where it is said."""
+    items = [
+        n["name"] + " " + "".join(f"[{i}]" for i in [*n["evidence_ids"], *n["chain_ids"]]) for n in named
+    ]
+    return f"- **Answer (as the evidence names it):** {'; '.join(items)}"

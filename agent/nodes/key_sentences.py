@@ -1,21 +1,22 @@
 """Key sentences: the few sentences of the retrieved evidence that best answer the question, LLM-free.
 
 ``select_key_sentences`` works from the question, its focus and the ranked evidence alone, so the offline
-direct answer and a compact LLM answer prompt (issue 14) can share it. How:
+direct answer and a compact LLM answer prompt (issue 14) share it. With the evidence reader (the default):
 
-1. split the top ``TOP_PASSAGES`` passages into sentences with offsets (``agent.nodes.focus.sentences``);
-2. keep sentences about the focus: they name a focus entity (name or synonym), or their passage's keyword
-   entity is the focus ("Its symptoms include …" in the Fabry disease passage);
-3. score = cosine(sentence, question) + ``ASPECT_BONUS`` if the sentence carries a cue of the asked aspect
-   + ``LABEL_BONUS`` if its passage carries the asked label (the question's wording alone under-weights
-   the aspect: "first-line medicine" is one word of ten);
-4. pick by MMR (λ = ``MMR_LAMBDA``) over the sentence vectors, so five near-identical sentences from
-   MedQuAD's repeated pages do not fill the block; exact repeats are dropped outright.
+1. the turn's reading (agent/nodes/reading.py): the sentences of the top passages, each scored by the
+   trained reader for *naming the answer*, with a small passage-rank prior;
+2. the best ones, in score order, within ``MAX_WORDS`` words (a longer one is skipped, not the rest), none
+   below ``MIN_LOGIT`` or ``WITHIN_LOGITS`` under the turn's best, near-repeats once (MedQuAD repeats its
+   pages' sentences).
 
-Vectors are computed on the fly for at most ``MAX_CANDIDATES`` sentences per turn; a sentence that is its
-whole passage (BioASQ snippets often are) reuses the stored passage vector. The on-the-fly cost is measured
-in evals/reports/answer_eval.md; build-time sentence vectors (shipped in the embedding cache) are the next
-step if it dominates a turn.
+On bioasq-test (held out) the key sentences hold a gold exact answer for 35/52 factoid/list questions at 50
+words on average (the cosine selection before: 0.306 on bioasq-dev; the first 3 sentences of the top-3
+dense passages 34/52 at 78 words; evals/reports/answer_eval_bioasq_test.md), and no sentence is embedded
+during the turn any more (median turn 0.23 s on the pool KB, was 0.96 s).
+
+Without the reader (weights missing or damaged; the answer's warnings say so), the cosine selection about
+the focus as before: sentences naming a focus entity, scored by cosine to the question plus a bonus for the
+asked aspect, picked by MMR over their vectors (``select_by_cosine``).
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from agent.nodes.focus import Focus, sentences
+from agent.nodes.focus import Focus
+from agent.nodes.reading import MAX_CHARS, MIN_CHARS, ReadSentence, read_evidence, with_lists
 from agent.state import EvidenceRec
 from graphs.kb import KnowledgeBase
 from graphs.model.labels import mentions_label
@@ -34,14 +36,17 @@ TOP_PASSAGES = 10
 MAX_CANDIDATES = 40
 """Sentences embedded per turn at most (in passage rank order): bounds the on-the-fly embedding cost."""
 MAX_SENTENCES = 6
-MIN_CHARS = 25
-MAX_CHARS = 500
-"""Longer "sentences" are flattened lists or tables: worth a passage, not a key sentence."""
 ASPECT_BONUS = 0.15
 LABEL_BONUS = 0.05
 MMR_LAMBDA = 0.7
 UNLESS_ASKED = frozenset({"research"})
 """Passage labels whose sentences are key sentences only when the question asks for that label."""
+MAX_WORDS = 60
+"""Words of key sentences at most (the first always shows): the answer must be read at a glance."""
+MIN_LOGIT = -4.0
+"""A sentence the reader scores below this is not shown as answering; chosen on bioasq-dev."""
+WITHIN_LOGITS = 4.0
+"""Nor one this far below the best of the turn."""
 MIN_SCORE = 0.30
 """A sentence scoring below this (cosine + bonuses) is not shown as answering, whatever MMR says."""
 
@@ -56,33 +61,6 @@ class KeySentence:
     end: int
     score: float
     label: str
-
-
-def with_lists(text: str) -> list[tuple[int, int]]:
-    """The sentences of ``text``, a list's lead-in joined with the list items after it.
-
-    Why: MedQuAD writes "Some common symptoms of hypothyroidism are" and then the symptoms as "- fatigue
-    - weight gain …"; split apart, the key sentence shown was the bare lead-in and the items (too short,
-    not naming the focus) were never candidates. A lead-in ending in ":" with no items after it (the list
-    fell into the next passage) says nothing and is dropped.
-    """
-    spans = sentences(text)
-    out: list[tuple[int, int]] = []
-    i = 0
-    while i < len(spans):
-        s, e = spans[i]
-        lead = text[s:e].rstrip()
-        j = i + 1
-        if not lead.endswith((".", "!", "?", ")", '"', "'")):
-            while j < len(spans) and text[spans[j][0]] in "-•*" and spans[j][1] - s <= MAX_CHARS:
-                e = spans[j][1]
-                j += 1
-            if j == i + 1 and lead.endswith(":"):
-                i = j
-                continue
-        out.append((s, e))
-        i = j
-    return out
 
 
 LIST_ITEM = re.compile(r"\s*\n+\s*[-•*]\s+|\s{2,}[-•*]\s+")
@@ -159,6 +137,58 @@ def mmr(scores: np.ndarray, vectors: np.ndarray, k: int, lam: float) -> list[int
 
 
 def select_key_sentences(
+    kb: KnowledgeBase,
+    question: str,
+    focus: Focus,
+    evidence: list[EvidenceRec],
+    max_sentences: int = MAX_SENTENCES,
+    max_words: int = MAX_WORDS,
+) -> list[KeySentence]:
+    """The 0–``max_sentences`` sentences of the top evidence that best answer ``question``, best first
+    (``max_words`` in all: the offline block is read at a glance, an LLM prompt may take more).
+
+    With the evidence reader (the default): the sentences it reads as answering (agent/nodes/reading.py),
+    within ``MAX_WORDS``. Without it (weights missing or damaged; the answer's warnings say so): the cosine
+    selection about the focus, as before the reader (see the module doc)."""
+    read = read_evidence(kb, question, evidence)
+    if read is not None:
+        return [
+            KeySentence(r.evidence_id, r.text, r.start, r.end, round(r.probability, 4), r.label)
+            for r in pick_read(read, max_sentences, max_words)
+        ]
+    return select_by_cosine(kb, question, focus, evidence, max_sentences)
+
+
+def pick_read(
+    read: list[ReadSentence], max_sentences: int = MAX_SENTENCES, max_words: int = MAX_WORDS
+) -> list[ReadSentence]:
+    """The best-scored read sentences that fit in ``max_words`` (a longer one is skipped, not the rest),
+    none below ``MIN_LOGIT`` nor more than ``WITHIN_LOGITS`` below the best, near-repeats once."""
+    picked: list[ReadSentence] = []
+    words = 0
+    best = read[0].score if read else 0.0
+    for r in read:
+        if len(picked) >= max_sentences:
+            break
+        if r.logit < MIN_LOGIT or r.score < best - WITHIN_LOGITS:
+            break
+        n = len(r.text.split())
+        if picked and words + n > max_words:
+            continue
+        if any(near_repeat(r.text, p.text) for p in picked):
+            continue
+        picked.append(r)
+        words += n
+    return picked
+
+
+def near_repeat(a: str, b: str) -> bool:
+    """Two sentences sharing ≥ 80 % of the shorter one's words (MedQuAD repeats its pages' sentences)."""
+    x, y = set(re.findall(r"[a-z0-9]+", a.lower())), set(re.findall(r"[a-z0-9]+", b.lower()))
+    return bool(x and y) and len(x & y) >= 0.8 * min(len(x), len(y))
+
+
+def select_by_cosine(
     kb: KnowledgeBase,
     question: str,
     focus: Focus,

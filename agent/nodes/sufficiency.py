@@ -28,10 +28,12 @@ from pydantic import BaseModel, Field, StringConstraints, model_validator
 from agent.context import ConsultContext
 from agent.deps import ConsultDeps
 from agent.llm import LLMStepFailed, Usage, structured_call
+from agent.nodes.answered import answered_features, answered_model, answered_model_error
 from agent.nodes.common import emit, llm_on, question_in_context, step, usage_update
 from agent.nodes.focus import Focus, answering_passages, carries_aspect, question_focus
 from agent.nodes.hypothesis import condition
-from agent.nodes.retrieval import distinct_names
+from agent.nodes.reading import ReadSentence, read_evidence
+from agent.nodes.retrieval import distinct_names, search_question
 from agent.state import ConsultState, EntityRec, EvidenceRec, Verdict
 from agent.verdict_check import second_opinion
 from graphs.model.labels import specific_labels_asked
@@ -193,6 +195,61 @@ def rule_verdict(
     }
 
 
+def offline_verdict(deps: ConsultDeps, state: ConsultState) -> Verdict:
+    """The offline verdict: the calibrated answered-model over the reader's reading and the rule's features
+    (agent/nodes/answered.py); the rule alone when the reader or the model is unavailable (the answer's
+    warnings say which). The rule's findings stay the explanation of what is missing."""
+    found = focus_and_answering(deps, state)
+    rule = rule_verdict(deps, state, found)
+    inputs = answered_inputs(deps, state, found, rule)
+    model = answered_model()
+    if inputs is None or model is None:
+        return rule
+    features, read = inputs
+    p = model.probability(features)
+    sufficient = p >= model.threshold
+    verdict: Verdict = {
+        **rule,
+        "sufficient": sufficient,
+        "completeness": round(10 * p, 1),
+        "answered_probability": round(p, 3),
+        "method": "calibrated model (reader + rule)",
+    }
+    best = read[0] if read else None
+    said = f'"{clip_text(best.text)}" [{best.evidence_id}]' if best else "no sentence"
+    odds = f"answered probability {p:.2f}, needs ≥ {model.threshold:.2f}"
+    if sufficient:
+        verdict["missing_entities"], verdict["missing_labels"] = [], []
+        verdict["reasons"] = [f"the evidence reader reads {said} as answering the question ({odds})"]
+    else:
+        weak = f"no retrieved sentence answers the question well enough ({odds}); best: {said}"
+        verdict["reasons"] = [weak, *rule["reasons"]]
+        if not rule["missing_entities"] and not rule["missing_labels"]:
+            verdict["missing_labels"] = ["a passage that answers the question"]
+    return verdict
+
+
+def answered_inputs(
+    deps: ConsultDeps,
+    state: ConsultState,
+    found: tuple[Focus, list[EvidenceRec], list[EvidenceRec]],
+    rule: Verdict,
+) -> tuple[dict[str, float], list[ReadSentence]] | None:
+    """The answered-model's features and the turn's reading, or ``None`` without a reader."""
+    evidence = state.get("evidence", [])
+    question = search_question(state)
+    read = read_evidence(deps.kb, question, evidence)
+    if read is None:
+        return None
+    rule_features = sufficiency_features(deps, state, found)
+    return answered_features(question, evidence, read, rule_features, bool(rule["sufficient"])), read
+
+
+def clip_text(text: str, chars: int = 120) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= chars else flat[:chars].rsplit(" ", 1)[0] + "…"
+
+
 def uncovered(deps: ConsultDeps, focus: Focus, about: list[EvidenceRec]) -> list[str]:
     """Names of focus entities no on-focus passage is about (keyword entity, mention or name)."""
     if not about:
@@ -294,11 +351,13 @@ def make_sufficiency(deps: ConsultDeps):  # type: ignore[no-untyped-def]
             try:
                 verdict = _llm_verdict(deps, state, usage)
             except LLMStepFailed as exc:
-                fallback = f"LLM verdict failed ({exc}); used the offline rule"
-                verdict = rule_verdict(deps, state)
+                fallback = f"LLM verdict failed ({exc}); used the offline verdict"
+                verdict = offline_verdict(deps, state)
         else:
-            verdict = rule_verdict(deps, state)
+            verdict = offline_verdict(deps, state)
         next_round = state.get("round", 0) + 1
+        known = state.get("warnings", [])
+        degraded = [w for w in (deps.kb.reader_warning, answered_model_error()) if w and w not in known]
         done = verdict["sufficient"] or next_round >= runtime.context.max_rounds
         emit(
             runtime,
@@ -318,6 +377,7 @@ def make_sufficiency(deps: ConsultDeps):  # type: ignore[no-untyped-def]
                 **usage_update(state, usage),
                 "verdict": verdict,
                 "round": next_round,
+                **({"warnings": [*known, *degraded]} if degraded else {}),
                 "trace": [step(state, "sufficiency", summary, fallback, **dict(verdict))],
             },
         )

@@ -1,0 +1,143 @@
+"""Reading the evidence: which sentences of the retrieved passages answer the question (the trained reader).
+
+Why: the embedder says a sentence is *about* the question; the evidence reader (graphs/vectors/reader.py, a
+cross-encoder trained here, data/reader/CARD.md) reads question and sentence together and scores whether
+the sentence *names the answer* — it was trained on BioASQ sentences that name the gold exact answer
+against sentences of the same gold snippets that do not. One reading per turn serves three decisions: the
+key sentences shown (agent/nodes/key_sentences.py), the candidate answer named before them
+(agent/nodes/answer_candidates.py) and the "answered" verdict (agent/nodes/sufficiency.py).
+
+How: the sentences of the top ``READ_PASSAGES`` passages (MedQuAD's list lead-ins joined with their items;
+25–500 characters; exact repeats once), at most ``MAX_READ``, are read in one call;
+``score = logit − RANK_PENALTY · passage rank``: the fused ranking knows things the reader does not (the
+question index, rare-token BM25), so a sentence of the first passage needs a smaller logit than one of the
+eighth. ``RANK_PENALTY`` was chosen on bioasq-dev only (exact answer in the key sentences and their first
+sentence from a gold snippet; evals/reports/answer_eval_bioasq_dev.md).
+
+A turn reads once: sufficiency and the answer node ask for the same (question, passages) and get the memoised
+result. When the reader is unavailable (weights missing or damaged) this returns ``None`` and callers fall
+back to the cosine rule, which ``KnowledgeBase.warnings`` says in the answer.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+
+from agent.nodes.focus import sentences
+from agent.state import EvidenceRec
+from graphs.kb import KnowledgeBase
+
+READ_PASSAGES = 8
+MAX_READ = 48
+"""Sentences read per turn at most (in passage rank order): bounds the reader's cost (~5 ms a sentence)."""
+MIN_CHARS = 25
+MAX_CHARS = 500
+"""Longer "sentences" are flattened lists or tables: worth a passage, not a key sentence."""
+RANK_PENALTY = 0.25
+"""Logits subtracted per passage rank (0 for the first passage); chosen on bioasq-dev."""
+_MEMO_SIZE = 64
+
+
+@dataclass(frozen=True)
+class ReadSentence:
+    """A sentence of a retrieved passage with the reader's verdict on it.
+
+    ``text`` is ``passage text[start:end]``; ``probability`` is the reader's calibrated probability that the
+    sentence answers the question; ``score`` adds the passage-rank prior and orders the sentences."""
+
+    evidence_id: str
+    text: str
+    start: int
+    end: int
+    rank: int
+    logit: float
+    probability: float
+    score: float
+    label: str
+
+
+def with_lists(text: str) -> list[tuple[int, int]]:
+    """The sentences of ``text``, a list's lead-in joined with the list items after it.
+
+    Why: MedQuAD writes "Some common symptoms of hypothyroidism are" and then the symptoms as "- fatigue
+    - weight gain …"; split apart, the key sentence shown was the bare lead-in and the items (too short,
+    not naming the focus) were never candidates. A lead-in ending in ":" with no items after it (the list
+    fell into the next passage) says nothing and is dropped.
+    """
+    spans = sentences(text)
+    out: list[tuple[int, int]] = []
+    i = 0
+    while i < len(spans):
+        s, e = spans[i]
+        lead = text[s:e].rstrip()
+        j = i + 1
+        if not lead.endswith((".", "!", "?", ")", '"', "'")):
+            while j < len(spans) and text[spans[j][0]] in "-•*" and spans[j][1] - s <= MAX_CHARS:
+                e = spans[j][1]
+                j += 1
+            if j == i + 1 and lead.endswith(":"):
+                i = j
+                continue
+        out.append((s, e))
+        i = j
+    return out
+
+
+def candidate_sentences(evidence: list[EvidenceRec]) -> list[tuple[EvidenceRec, int, int, int]]:
+    """(passage, start, end, passage rank) of every readable sentence of the top passages, repeats once."""
+    out: list[tuple[EvidenceRec, int, int, int]] = []
+    seen: set[str] = set()
+    for rank, ev in enumerate(evidence[:READ_PASSAGES]):
+        text = ev.get("text", "")
+        for s, e in with_lists(text):
+            key = " ".join(re.findall(r"[a-z0-9]+", text[s:e].lower()))
+            if not MIN_CHARS <= e - s <= MAX_CHARS or key in seen:
+                continue
+            seen.add(key)
+            out.append((ev, s, e, rank))
+            if len(out) >= MAX_READ:
+                return out
+    return out
+
+
+_MEMO: OrderedDict[tuple[str, str, tuple[str, ...]], list[ReadSentence]] = OrderedDict()
+_MEMO_LOCK = threading.Lock()
+
+
+def read_evidence(kb: KnowledgeBase, question: str, evidence: list[EvidenceRec]) -> list[ReadSentence] | None:
+    """The readable sentences of the top passages, best first; ``None`` when the reader is unavailable."""
+    reader = kb.reader
+    if reader is None:
+        return None
+    key = (kb.version, question, tuple(ev["id"] for ev in evidence[:READ_PASSAGES]))
+    with _MEMO_LOCK:
+        if key in _MEMO:
+            _MEMO.move_to_end(key)
+            return _MEMO[key]
+    cands = candidate_sentences(evidence)
+    texts = [ev["text"][s:e] for ev, s, e, _ in cands]
+    logits = reader.logits(question, texts)  # an empty list reads as an empty array
+    probabilities = reader.probabilities_of(logits)
+    read = [
+        ReadSentence(
+            evidence_id=ev["id"],
+            text=text,
+            start=s,
+            end=e,
+            rank=rank,
+            logit=round(float(logit), 4),
+            probability=round(float(p), 4),
+            score=round(float(logit) - RANK_PENALTY * rank, 4),
+            label=str(ev.get("label", "")),
+        )
+        for (ev, s, e, rank), text, logit, p in zip(cands, texts, logits, probabilities, strict=True)
+    ]
+    read.sort(key=lambda r: (-r.score, r.rank, r.start))
+    with _MEMO_LOCK:
+        _MEMO[key] = read
+        while len(_MEMO) > _MEMO_SIZE:
+            _MEMO.popitem(last=False)
+    return read
