@@ -119,12 +119,13 @@ def test_pick_read_keeps_the_word_budget_and_drops_repeats() -> None:
         read_of("Allopurinol lowers uric acid levels in gout.", 3.0),
         read_of("Allopurinol lowers uric acid levels in gout!", 2.9),  # a near repeat
         read_of(long, 2.0),  # would overflow the budget: skipped, not the end of the pick
-        read_of("Colchicine treats acute gout attacks.", 1.0),
+        read_of("Interval or intercritical gout.", 1.5),  # a heading, not a sentence: never shown
+        read_of("Colchicine treats acute gout attacks in adults.", 1.0),
         read_of("Unrelated sentence about the weather today.", -6.0),  # below the floor
     ]
     picked = pick_read(read)
-    assert [p.text for p in picked] == [read[0].text, read[3].text]
-    assert near_repeat(read[0].text, read[1].text) and not near_repeat(read[0].text, read[3].text)
+    assert [p.text for p in picked] == [read[0].text, read[4].text]
+    assert near_repeat(read[0].text, read[1].text) and not near_repeat(read[0].text, read[4].text)
 
 
 @pytest.mark.parametrize(

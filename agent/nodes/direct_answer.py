@@ -19,8 +19,8 @@ from dataclasses import asdict
 from typing import cast
 
 from agent.nodes.answer_candidates import asks_for_a_name, is_list_question, named_answers, vote
-from agent.nodes.focus import Focus
-from agent.nodes.key_sentences import readable, select_key_sentences
+from agent.nodes.focus import Focus, question_focus
+from agent.nodes.key_sentences import readable, select_key_sentences, shown_read
 from agent.nodes.reading import read_evidence
 from agent.nodes.retrieval import search_question
 from agent.state import (
@@ -231,6 +231,7 @@ def name_the_answer(kb: KnowledgeBase, state: ConsultState) -> tuple[list[NamedA
     read = read_evidence(kb, search_question(state), state.get("evidence", []))
     if not read:
         return [], []
+    read = shown_read(read, question_focus(kb, state))
     ids = {e["id"] for e in state.get("entities", []) if e["id"] in set(state.get("turn_entity_ids", []))}
     chosen = named_answers(vote(kb, question, ids, read), is_list_question(question))
     named: list[NamedAnswerRec] = [

@@ -32,6 +32,7 @@ from agent.nodes.answered import answered_features, answered_model, answered_mod
 from agent.nodes.common import emit, llm_on, question_in_context, step, usage_update
 from agent.nodes.focus import Focus, answering_passages, carries_aspect, question_focus
 from agent.nodes.hypothesis import condition
+from agent.nodes.key_sentences import shown_read
 from agent.nodes.reading import ReadSentence, read_evidence
 from agent.nodes.retrieval import distinct_names, search_question
 from agent.state import ConsultState, EntityRec, EvidenceRec, Verdict
@@ -215,9 +216,10 @@ def offline_verdict(deps: ConsultDeps, state: ConsultState) -> Verdict:
         "answered_probability": round(p, 3),
         "method": "calibrated model (reader + rule)",
     }
-    best = read[0] if read else None
+    shown = shown_read(read, found[0])
+    best = shown[0] if shown else None
     said = f'"{clip_text(best.text)}" [{best.evidence_id}]' if best else "no sentence"
-    odds = f"answered probability {p:.2f}, needs ≥ {model.threshold:.2f}"
+    odds = f"answered probability {p:.3f}, needs ≥ {model.threshold:.2f}"  # 0.906 must not read "0.91"
     if sufficient:
         verdict["missing_entities"], verdict["missing_labels"] = [], []
         verdict["reasons"] = [f"the evidence reader reads {said} as answering the question ({odds})"]
