@@ -102,7 +102,7 @@ def run(
             state: Any = consultant.graph.get_state(thread_config(result.consult_id)).values  # type: ignore[arg-type]
             evidence = state.get("evidence", [])
             started = time.perf_counter()
-            reading._MEMO.clear()  # timed cold, as a new turn reads
+            reading.forget()  # timed cold, as a new turn reads
             read = read_evidence(kb, search_question(state), evidence) or []
             read_ms.append(1000 * (time.perf_counter() - started))
             key = [r.text for r in pick_read(read)]

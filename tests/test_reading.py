@@ -218,7 +218,7 @@ def test_without_the_model_or_the_reader_the_rule_decides_and_says_so(
     monkeypatch.setattr(graphs.kb, "SHIPPED_READER_DIR", tmp_path / "no-reader")
     kb = KnowledgeBase.open(tiny_root)
     try:
-        reading._MEMO.clear()
+        reading.forget()
         consultant = Consultant(settings, kb=kb, checkpointer=InMemorySaver(), use_llm=False)
         result = consultant.ask("How is type 2 diabetes treated?")
         assert result.answer["verdict"]["method"] == "rule"
