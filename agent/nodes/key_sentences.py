@@ -9,7 +9,7 @@ direct answer and a compact LLM answer prompt (issue 14) share it. With the evid
    below ``MIN_LOGIT`` or ``WITHIN_LOGITS`` under the turn's best, near-repeats once (MedQuAD repeats its
    pages' sentences).
 
-On bioasq-test (held out) the key sentences hold a gold exact answer for 34/52 factoid/list questions at 51
+On bioasq-test (held out) the key sentences hold a gold exact answer for 34/52 factoid/list questions at 49
 words on average (the cosine selection before: 0.306 on bioasq-dev; the first 3 sentences of the top-3
 dense passages 34/52 at 78 words; evals/reports/answer_eval_bioasq_test.md), and no sentence is embedded
 during the turn any more (median turn 0.23 s on the pool KB, was 0.96 s).

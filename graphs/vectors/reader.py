@@ -31,6 +31,8 @@ READER_MANIFEST = "reader.json"
 """``data/reader/reader.json``: the weights file's name, sha256, size, max length and logit calibration."""
 MAX_QUESTION_TOKENS = 64
 """Word pieces of the question the reader reads at most (the rest of its 192 is the passage)."""
+TAIL_TOKENS = 24
+"""Of those, the question's last pieces: where a case vignette asks what it asks."""
 _MAX_TOKENS_PER_RUN = 4096
 """Rows x padded width of one onnxruntime call (as the embedder: bigger calls only cost memory)."""
 
@@ -124,17 +126,19 @@ class EvidenceReader:
         return out
 
     def _clip_question(self, question: str) -> str:
-        """The question cut to ``MAX_QUESTION_TOKENS`` word pieces (at a token boundary).
+        """The question cut to ``MAX_QUESTION_TOKENS`` word pieces: its opening and its last sentence.
 
         Why: the passage is truncated, never the question — so a 10,000-word pasted case left no room for
-        any passage and the tokenizer raised "Sequence to truncate too short". The opening of a question
-        carries what is asked; the reader sees that and a passage."""
-        head = question[: 20 * MAX_QUESTION_TOKENS]  # no need to tokenise a 60,000-character paste whole
-        pieces = self._question_tokenizer.encode(head, add_special_tokens=False)
+        any passage and the tokenizer raised "Sequence to truncate too short". A case vignette asks its
+        question at the end ("… Which drug is first-line?"), so the last ``TAIL_TOKENS`` pieces are kept
+        with the opening, joined by " … "."""
+        pieces = self._question_tokenizer.encode(question, add_special_tokens=False)
         limit = min(MAX_QUESTION_TOKENS, self.spec.max_length // 2)
         if len(pieces.ids) <= limit:
-            return head
-        return head[: pieces.offsets[limit - 1][1]]
+            return question
+        head_end = pieces.offsets[limit - TAIL_TOKENS - 1][1]
+        tail_start = pieces.offsets[len(pieces.ids) - TAIL_TOKENS][0]
+        return question[:head_end] + " … " + question[tail_start:]
 
     def probabilities(self, question: str, passages: Sequence[str]) -> np.ndarray:
         """Calibrated probability that each passage answers the question (Platt scaling from reader.json)."""
