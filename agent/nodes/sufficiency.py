@@ -15,6 +15,14 @@ table is evals/reports/sufficiency_calibration.md), not guessed.
 
 ``completeness = 10 · (0.3 · focus coverage + 0.5 · min(1, answering / MIN_ANSWERING) + 0.2 · relevant)``
 is kept for display and for the planner's loop; it is ≥ 7 whenever the verdict is sufficient.
+
+The offline verdict as it runs (:func:`offline_verdict`, issue 18): the rule alone could never answer a
+question about something the KG does not know, so "sufficient" is decided by a calibrated logistic model
+over the evidence reader's reading of the top sentences and the rule's own features
+(agent/nodes/answered.py; held-out precision in evals/reports/answered_calibration.md). Its probability is
+the completeness shown (× 10); the rule's findings remain the explanation of what is missing, and the rule
+decides alone when the reader or the model is unavailable (the answer's warnings say so). The LLM verdict's
+fallback and second opinion use the same offline verdict.
 """
 
 from __future__ import annotations
