@@ -21,8 +21,9 @@ question about something the KG does not know, so "sufficient" is decided by a c
 over the evidence reader's reading of the top sentences and the rule's own features
 (agent/nodes/answered.py; held-out precision in evals/reports/answered_calibration.md). Its probability is
 the completeness shown (× 10); the rule's findings remain the explanation of what is missing, and the rule
-decides alone when the reader or the model is unavailable (the answer's warnings say so). The LLM verdict's
-fallback and second opinion use the same offline verdict.
+decides alone when the reader or the model is unavailable (the answer's warnings say so). When the LLM
+verdict fails, this offline verdict replaces it; the second opinion on an LLM "insufficient"
+(agent/verdict_check.py) still reads the rule's findings.
 """
 
 from __future__ import annotations
