@@ -83,6 +83,8 @@ def test_side_effects_of_metformin_end_insufficient_with_a_short_honest_answer(
     assert "side effects" in answer["verdict"]["missing_labels"]
     text = answer["text"]
     assert "**Insufficient evidence**" in text and "Missing: side effects" in text
+    # The calibrated verdict says its probability and threshold; no "completeness 8/10" beside "Insufficient".
+    assert "completeness" not in text and "answered probability" in text
     assert "Closest passages (not judged to answer the question)" in text
     assert "Direct answer" not in text and answer["direct"]["sentences"] == []
     assert len({c for c in cited_ids(text) if c.startswith("E:")}) <= 3  # the verdict may quote one of them

@@ -152,10 +152,12 @@ def insufficient_line(verdict: Verdict) -> str:
         seen.setdefault(name.strip().lower(), name.strip())
     missing = [name for name in seen.values() if name]
     why = "; ".join(verdict.get("reasons", [])[:3])
-    return (
-        f"**Insufficient evidence** (completeness {verdict.get('completeness', 0)}/10). "
-        f"Missing: {', '.join(missing) or 'relevant passages'}. {why}".strip()
-    )
+    # The calibrated verdict states its probability and threshold in its first reason; a "completeness 8.6/10"
+    # beside "Insufficient" then only read as a contradiction (issue 22).
+    completeness = f" (completeness {verdict.get('completeness', 0)}/10)"
+    score = "" if "answered_probability" in verdict else completeness
+    lacking = ", ".join(missing) or "relevant passages"
+    return f"**Insufficient evidence**{score}. Missing: {lacking}. {why}".strip()
 
 
 def llm_answer(
