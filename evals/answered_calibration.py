@@ -40,12 +40,11 @@ from scipy.optimize import minimize
 from agent.consult import Consultant
 from agent.deps import ConsultDeps
 from agent.nodes import answered
-from agent.nodes.answer_candidates import asks_for_a_name, is_list_question, named_answers, vote
-from agent.nodes.key_sentences import pick_read
-from agent.nodes.reading import read_evidence
-from agent.nodes.retrieval import search_question
+from agent.nodes.direct_answer import compose_direct_answer
+from agent.nodes.focus import question_focus
 from agent.nodes.sufficiency import answered_inputs, focus_and_answering, rule_verdict
 from agent.sessions import thread_config
+from evals.answer_eval import plain
 from evals.datasets.registry import get_dataset
 from evals.datasets.sufficiency import OUT as SUFFICIENCY
 from evals.kb_cache import DEFAULT_CACHE_DIR, open_task_kb
@@ -76,16 +75,11 @@ def golden(settings: Settings) -> dict[str, dict[str, Any]]:
 
 
 def shown_answer(kb: KnowledgeBase, state: dict[str, Any]) -> tuple[str, list[str]]:
-    """The direct answer's text if the verdict were "answered": named answer(s) and key sentences."""
-    question = search_question(state)  # type: ignore[arg-type]
-    read = read_evidence(kb, question, state.get("evidence", [])) or []
-    names: list[str] = []
-    if asks_for_a_name(state["question"]):
-        ids = set(state.get("turn_entity_ids", []))
-        cands = vote(kb, state["question"], ids, read)
-        names = [c.name for c in named_answers(cands, is_list_question(state["question"]))]
-    picked = [r.text for r in pick_read(read)]
-    return " ".join([*names, *picked]), picked
+    """The direct answer's text if the verdict were "answered" (``compose_direct_answer``, as the agent
+    builds it: named answer, KG facts, key sentences) and its key sentences."""
+    direct, _ = compose_direct_answer(kb, state, question_focus(kb, state), sufficient=True)  # type: ignore[arg-type]
+    picked = [s["text"] for s in direct.get("sentences", [])]
+    return plain(direct.get("lines", [])), picked
 
 
 def consult_rows(
@@ -190,15 +184,8 @@ def fit(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def probability(model: dict[str, Any], row: dict[str, Any]) -> float:
-    m = answered.AnsweredModel(
-        tuple(model["features"]),
-        tuple(model["means"]),
-        tuple(model["scales"]),
-        tuple(model["weights"]),
-        model["bias"],
-        0.5,
-    )
-    return m.probability({n: float(row[n]) for n in model["features"]})
+    fitted = answered.AnsweredModel.from_fields(model, threshold=0.5)
+    return fitted.probability({n: float(row[n]) for n in model["features"]})
 
 
 def stats(rows: list[dict[str, Any]], decide: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:

@@ -14,22 +14,26 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 
 
+def ask_json(question: str, env: dict[str, str], timeout: int) -> subprocess.CompletedProcess[str]:
+    """`evigraph ask --json QUESTION` as a user runs it (a child process, the given environment)."""
+    return subprocess.run(
+        [sys.executable, "-m", "agent.frontends.cli", "ask", "--json", question],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=REPO,
+        timeout=timeout,
+        check=False,
+    )
+
+
 @pytest.mark.slow
 def test_first_ask_builds_the_default_kb_and_answers_with_citations(tmp_path: Path) -> None:
     env = {**os.environ, "EVIGRAPH_DATA_DIR": str(tmp_path / "data")}
     env.pop("EVIGRAPH_KB_DIR", None)
     for key in ("EVIGRAPH_LLM_BASE_URL", "OPENAI_BASE_URL", "EVIGRAPH_LLM_API_KEY", "OPENAI_API_KEY"):
         env.pop(key, None)
-    question = "How is gout treated?"
-    proc = subprocess.run(
-        [sys.executable, "-m", "agent.frontends.cli", "ask", "--json", question],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=REPO,
-        timeout=1800,
-        check=False,
-    )
+    proc = ask_json("How is gout treated?", env, timeout=1800)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "building the default one" in " ".join(proc.stderr.split())  # rich wraps lines
     out = json.loads(proc.stdout)
@@ -42,22 +46,7 @@ def test_first_ask_builds_the_default_kb_and_answers_with_citations(tmp_path: Pa
     # the shipped embedding cache served (nearly) everything: no 10-minute embedding on first use
     assert manifest["embedding_cache"]["hits"] > 10 * manifest["embedding_cache"]["misses"]
     # Issue 18: a drug the KB does not know is "insufficient", and no generic-node fact heads the answer.
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "agent.frontends.cli",
-            "ask",
-            "--json",
-            "What disease can be treated with lenacapavir?",
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=REPO,
-        timeout=600,
-        check=False,
-    )
+    proc = ask_json("What disease can be treated with lenacapavir?", env, timeout=600)
     assert proc.returncode == 0, proc.stderr[-2000:]
     answer = json.loads(proc.stdout)["answer"]
     assert answer["status"] == "insufficient"

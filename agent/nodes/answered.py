@@ -22,6 +22,7 @@ import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from agent.nodes.reading import ReadSentence
 from agent.state import EvidenceRec
@@ -61,17 +62,22 @@ class AnsweredModel:
     threshold: float
 
     @classmethod
+    def from_fields(cls, raw: dict[str, Any], threshold: float | None = None) -> AnsweredModel:
+        """The model from ``answered.json``'s fields (the calibration script fits them before a threshold
+        exists, and passes one)."""
+        return cls(
+            features=tuple(raw["features"]),
+            means=tuple(float(x) for x in raw["means"]),
+            scales=tuple(float(x) for x in raw["scales"]),
+            weights=tuple(float(x) for x in raw["weights"]),
+            bias=float(raw["bias"]),
+            threshold=float(raw["threshold"]) if threshold is None else threshold,
+        )
+
+    @classmethod
     def load(cls, path: Path = ANSWERED_FILE) -> AnsweredModel:
         try:
-            raw = json.loads(path.read_text(encoding="utf-8"))
-            model = cls(
-                features=tuple(raw["features"]),
-                means=tuple(float(x) for x in raw["means"]),
-                scales=tuple(float(x) for x in raw["scales"]),
-                weights=tuple(float(x) for x in raw["weights"]),
-                bias=float(raw["bias"]),
-                threshold=float(raw["threshold"]),
-            )
+            model = cls.from_fields(json.loads(path.read_text(encoding="utf-8")))
         except FileNotFoundError as error:
             raise AnsweredModelUnavailable(
                 f"{path} is missing: restore it with git checkout -- data/reader"

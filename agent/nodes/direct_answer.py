@@ -19,7 +19,7 @@ from dataclasses import asdict
 from typing import cast
 
 from agent.nodes.answer_candidates import asks_for_a_name, is_list_question, named_answers, vote
-from agent.nodes.focus import Focus, question_focus
+from agent.nodes.focus import Focus
 from agent.nodes.key_sentences import readable, select_key_sentences, shown_read
 from agent.nodes.reading import read_evidence
 from agent.nodes.retrieval import search_question
@@ -204,7 +204,7 @@ def compose_direct_answer(
             cast(KeySentenceRec, asdict(k))
             for k in select_key_sentences(kb, search_question(state), focus, evidence)
         ]
-    named, named_chains = name_the_answer(kb, state) if sufficient else ([], [])
+    named, named_chains = name_the_answer(kb, state, focus) if sufficient else ([], [])
     lines: list[str] = [named_line(named)] if named else []
     if shown:
         lines.append(fact_line(heading, shown, len(ranked)))
@@ -222,7 +222,9 @@ def compose_direct_answer(
     return record, (fact_chains(kb, shown) if shown else []) + named_chains
 
 
-def name_the_answer(kb: KnowledgeBase, state: ConsultState) -> tuple[list[NamedAnswerRec], list[ChainRec]]:
+def name_the_answer(
+    kb: KnowledgeBase, state: ConsultState, focus: Focus
+) -> tuple[list[NamedAnswerRec], list[ChainRec]]:
     """The answer's name(s) for a factoid or list question, where the reader's best sentences give them,
     with the KG edges that join them to the question as citable chains (agent/nodes/answer_candidates.py)."""
     question = state.get("question", "")
@@ -231,7 +233,7 @@ def name_the_answer(kb: KnowledgeBase, state: ConsultState) -> tuple[list[NamedA
     read = read_evidence(kb, search_question(state), state.get("evidence", []))
     if not read:
         return [], []
-    read = shown_read(read, question_focus(kb, state))
+    read = shown_read(read, focus)
     ids = {e["id"] for e in state.get("entities", []) if e["id"] in set(state.get("turn_entity_ids", []))}
     chosen = named_answers(vote(kb, question, ids, read), is_list_question(question))
     named: list[NamedAnswerRec] = [
