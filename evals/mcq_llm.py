@@ -20,6 +20,7 @@ import random
 import re
 import statistics
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -115,8 +116,17 @@ def run(per_set: int, seed: int, out: Path) -> dict[str, Any]:
     return save(rows, per_set, seed, out, complete=True)
 
 
-def save(rows: list[dict[str, Any]], per_set: int, seed: int, out: Path, complete: bool) -> dict[str, Any]:
-    summary = summarise(rows)
+def save(
+    rows: list[dict[str, Any]],
+    per_set: int,
+    seed: int,
+    out: Path,
+    complete: bool,
+    summarise_rows: Callable[[list[dict[str, Any]]], dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """Write the summary and rows atomically (a stopped run keeps what it has); ``summarise_rows`` defaults
+    to the MCQ summary (evals/yesno_llm.py passes its own)."""
+    summary = (summarise_rows or summarise)(rows)
     summary["load_average"] = [round(x, 2) for x in os.getloadavg()]
     summary["per_set"], summary["seed"], summary["complete"] = per_set, seed, complete
     out.parent.mkdir(parents=True, exist_ok=True)

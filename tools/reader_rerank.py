@@ -25,9 +25,10 @@ READER_K = 10
 """Candidates the reader reads (the best by fused relevance)."""
 READER_WEIGHT = 0.3
 """Share of the reader's probability in the reranked relevance: the best non-zero point of the dev grid (K 10,
-weight 0.3), and still below the ranking without the reader (objective 0.837 vs 0.844: bioasq-dev unchanged,
-pubmedqa success@1 +0.01, medquad-consumer success@1 0.667 → 0.611; evals/reports/reader_dev.md). So
-``reader`` is not among evidence_rank's default methods; it stays available by name."""
+weight 0.3), and still below the ranking without the reader (stage-2 reader: objective 0.839 vs 0.844;
+bioasq-dev unchanged, pubmedqa success@1 +0.01, medquad-consumer success@1 0.667 → 0.625;
+evals/reports/reader_dev.md). So ``reader`` is not among evidence_rank's default methods; it stays available
+by name."""
 
 
 def rerank_with_reader(
