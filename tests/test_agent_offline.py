@@ -265,3 +265,19 @@ def test_the_asked_aspect_leads_the_extractive_answer(consultant: Consultant) ->
     supporting = answer["text"].split("### Supporting passages", 1)[1]
     groups = [line for line in supporting.splitlines() if line.startswith("**") and line.endswith("**")]
     assert groups and groups[0] == "**Treatment**"  # "what is" opens the question; medicine is asked
+
+
+def test_an_offline_reply_check_is_never_a_bare_answered(consultant: Consultant) -> None:
+    """Issue 22: "Colleague says: aspirin alone is adequate …" ended "answered" with an aspirin-helps sentence
+    first — a reader walked away reassured. Until replies are judged claim by claim, the offline check says
+    first that it did not judge the reply, and its status is never "answered"."""
+    from agent.nodes.answer import UNVERIFIED_LINE
+
+    reply = "Colleague says: for a patient with gout, start allopurinol during the acute flare."
+    checked = consultant.ask(reply, task="check_reply").answer
+    assert checked["status"] in ("unverified", "insufficient"), checked["status"]
+    lines = [line for line in checked["text"].splitlines() if line.strip()]
+    assert lines[1] == UNVERIFIED_LINE  # right under the offline label, before any evidence
+    assert_cites_only_retrieved(checked)
+    clinical = consultant.ask("How is gout treated?", task="clinical").answer
+    assert UNVERIFIED_LINE not in clinical["text"] and clinical["status"] in ("answered", "insufficient")

@@ -115,3 +115,35 @@ def test_a_real_consult_is_compact_with_chain_text_and_cited_sources_only(consul
     for cid in re.findall(r"`(C:[0-9a-f]+)`", cites) or pytest.fail("no chain cited in the export"):
         assert f"`{cid}` {result.answer['chain_texts'][cid].replace('_', chr(92) + '_')}" in cites
     assert "- - " not in markdown and "•  •" not in full
+
+
+def test_sources_carry_the_answers_own_numbers_one_line_per_page_and_chains_wrap_at_60_columns(
+    consultant: Consultant,
+) -> None:
+    """Issue 22: `/sources` numbered 1–7 while the answer cited [9]–[13] and listed one fact sheet five
+    times; a chain citation was cut mid-word ("type 2 diab…") when the output was 80 columns wide."""
+    from agent.frontends.answer_view import answer_view
+    from agent.frontends.render import number_citations, sources_renderable
+
+    answer = consultant.ask("Is allopurinol used to treat gout?").answer
+    buffer = io.StringIO()
+    narrow = Console(file=buffer, width=60, color_system=None)
+    print_answer(narrow, answer, {})
+    panel = buffer.getvalue().split("citations", 1)[1].split("KB ", 1)[0]
+    assert "…" not in panel, panel  # wrapped, never cut
+    words = set(re.findall(r"\S+", panel.replace("│", " ")))
+    _, order = number_citations(answer_view(answer, {}, False)[0])
+    chains = [answer["chain_texts"][cid] for cid in order if cid.startswith("C:")]
+    assert chains
+    for text in chains:
+        assert set(text.split()) <= words, (text, panel)
+    buffer = io.StringIO()
+    Console(file=buffer, width=200, color_system=None).print(sources_renderable(answer))
+    table = buffer.getvalue()
+    passages = [(n, cid) for n, cid in enumerate(order, 1) if cid.startswith("E:")]
+    assert passages
+    for n, cid in passages:
+        assert f"[{n}]" in table, (n, cid, table)
+    urls = [s["url"] for s in answer["sources"] if s.get("url")]
+    for url in set(urls):
+        assert table.count(url) == 1, url

@@ -318,3 +318,33 @@ def test_key_sentences_of_an_aspect_question_carry_that_aspect_and_skip_research
     for s in chosen:
         assert s["label"] != "research"
         assert s["label"] == "treatment" or mentions_label(s["text"], "treatment"), s["text"]
+
+
+def test_a_long_kg_list_shows_only_what_the_passages_also_name_or_nothing(slice_kb: KnowledgeBase) -> None:
+    """The heart-failure vignette opened with "Genes and causes the KG links to hypertension: ACT; CLU; INS
+    … and 490 more" — six genes in name order of hundreds is no answer (issue 22's polish list)."""
+    from agent.nodes.direct_answer import LONG_LIST, facts_for
+
+    hypertension = {"id": "DOID:10763", "name": "hypertension", "type": "Disease", "method": "dictionary"}
+    focus = Focus([hypertension], ["causes"])  # type: ignore[list-item]
+    silent: list[EvidenceRec] = [
+        {"id": "E:ht1", "keyword_entity": "DOID:10763", "text": "High blood pressure often has no symptoms."}
+    ]
+    from graphs.stores.kg_facts import kg_facts
+
+    all_genes = kg_facts(slice_kb.store, ["DOID:10763"], relations_for(["causes"]))
+    assert len(all_genes) > LONG_LIST  # the slice KB links dozens of genes to hypertension
+    assert facts_for(slice_kb, focus, silent) == ("", [])
+    naming: list[EvidenceRec] = [
+        {
+            "id": "E:ht2",
+            "keyword_entity": "DOID:10763",
+            "text": "Variants of ACE and CRP raise blood pressure.",
+        }
+    ]
+    heading, facts = facts_for(slice_kb, focus, naming)
+    assert {f["entity_name"] for f in facts} == {"ACE", "CRP"}
+    import re
+
+    said = re.search(r"\(those the passages also name, of (\d+) in the KG\)$", heading)
+    assert said and int(said.group(1)) > LONG_LIST, heading

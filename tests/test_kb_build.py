@@ -123,6 +123,22 @@ def test_bad_rows_are_skipped_and_reported_with_file_and_line(tmp_path: Path) ->
     lines = {(Path(i.path).name, i.line) for i in result.report.issues}
     assert ("medquad_bad_lines.jsonl", 3) in lines and ("medquad_bad_lines.jsonl", 5) in lines
     assert any("malformed JSON" in i.reason for i in result.report.issues)
+    # `kb info` explains them (issue 22): how many, why (counted per file and reason), how to see them.
+    from typer.testing import CliRunner
+
+    from agent.frontends.cli import app
+
+    reasons = result.manifest["skipped_by_reason"]
+    assert sum(reasons.values()) == result.manifest["skipped_rows"] == len(result.report.issues)
+    assert any(k.startswith("medquad_bad_lines.jsonl: malformed JSON") for k in reasons)
+    plain = CliRunner().invoke(app, ["kb", "info", "--kb-dir", str(tmp_path / "kb")])
+    assert plain.exit_code == 0, plain.output
+    text = " ".join(plain.output.split())
+    assert f"skipped source rows: {len(result.report.issues)} — rows of the source files" in text
+    assert "× medquad_bad_lines.jsonl: malformed JSON" in text and "kb info --skipped" in text
+    assert "{'target_words'" not in text and "passages of about" in text
+    listed = CliRunner().invoke(app, ["kb", "info", "--skipped", "--kb-dir", str(tmp_path / "kb")])
+    assert "medquad_bad_lines.jsonl:3:" in listed.output.replace("\n", "")
 
 
 @pytest.mark.parametrize(

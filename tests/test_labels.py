@@ -36,3 +36,29 @@ def test_what_is_only_opens_a_question_that_asks_something_specific() -> None:
     assert labels_asked(question) == ["treatment", "overview"]
     assert specific_labels_asked(question) == ["treatment"]
     assert specific_labels_asked("What is gout?") == ["overview"]
+
+
+def test_every_labelled_wording_is_read_as_its_aspect() -> None:
+    """The labelled wordings of evals/data/aspect_wordings.jsonl (issue 22): lay treatment wording, a
+    differential read as diagnosis and never as causes, mechanism of action, interactions, and the aspects
+    that worked before; evals/reports/aspect_cues.md is the same measurement."""
+    from evals.aspect_cues import load_wordings, read_correctly
+
+    rows = load_wordings()
+    assert len(rows) >= 50 and {"diagnosis", "mechanism", "interactions", "treatment"} <= {
+        r["asked"] for r in rows
+    }
+    misread = [(r["question"], specific_labels_asked(r["question"])) for r in rows if not read_correctly(r)]
+    assert not misread, misread
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "A 58-year-old man has swollen ankles and orthopnoea. What could cause this?",
+        "What might be causing her headaches?",
+    ],
+)
+def test_a_differential_asks_for_a_diagnosis_not_for_the_genes_of_a_disease(question: str) -> None:
+    assert specific_labels_asked(question) == ["diagnosis"]
+    assert specific_labels_asked("What causes gout?") == ["causes"]  # a named disease's causes stay causes

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -155,8 +155,54 @@ def build(
         console.print("Use it with EVIGRAPH_GRAPH_BACKEND=neo4j EVIGRAPH_NEO4J_URI=" + graph)
 
 
+def build_notes(manifest: dict[str, Any], show_skipped: bool = False) -> list[str]:
+    """How the sources were cut into passages and which source rows were left out, in words.
+
+    Why: ``kb info`` printed the chunking settings as a raw dict and ended with "skipped rows: 264", which a
+    newcomer read as data loss with no cause and no way to look."""
+    lines: list[str] = []
+    chunking = manifest.get("chunking") or {}
+    if chunking:
+        lines.append(
+            f"passages: documents cut into passages of about {chunking.get('target_words', '?')} words "
+            f"(at most {chunking.get('max_words', '?')}); consecutive passages share "
+            f"{chunking.get('overlap', 'no text')}"
+        )
+    skipped = int(manifest.get("skipped_rows") or 0)
+    if not skipped:
+        return [*lines, "skipped source rows: none"]
+    lines.append(
+        f"skipped source rows: {skipped:,} — rows of the source files the importer could not use (a missing "
+        "id or name, a malformed line); they are not in the KB, everything else is:"
+    )
+    reasons = dict(manifest.get("skipped_by_reason") or {})
+    if not reasons:  # a build made before reasons were counted: group its examples
+        lines.append("  (this build recorded the reasons of its first rows only:)")
+        for example in manifest.get("skipped_examples") or []:
+            if not example.startswith("…"):
+                key = f"{Path(example.split(':', 1)[0]).name}: {example.rsplit(': ', 1)[-1]}"
+                reasons[key] = reasons.get(key, 0) + 1
+    for reason, count in list(reasons.items())[:8]:
+        lines.append(f"  {count:,} × {reason}")
+    examples = [e for e in manifest.get("skipped_examples") or [] if not e.startswith("…")]
+    if show_skipped:
+        lines += [f"  {e}" for e in examples]
+        if skipped > len(examples):
+            lines.append(
+                f"  (the first {len(examples)} of {skipped:,}; rebuild with the sources fixed to keep them)"
+            )
+    else:
+        lines.append("  `evigraph kb info --skipped` lists them by file and line.")
+    return lines
+
+
 @kb_app.command("info")
-def info(kb_dir: KBDirOption = None) -> None:
+def info(
+    kb_dir: KBDirOption = None,
+    skipped: Annotated[
+        bool, typer.Option("--skipped", help="List the skipped source rows (file, line, reason).")
+    ] = False,
+) -> None:
     """Counts by type, sizes on disk, build settings and the KB version."""
     settings = load_settings(kb_dir=kb_dir)
     with user_errors():
@@ -193,7 +239,8 @@ def info(kb_dir: KBDirOption = None) -> None:
             sizes.add_row(p.name, f"{size / 1e6:.1f}")
         sizes.add_row("total", f"{dir_size(build) / 1e6:.1f}")
         out.print(sizes)
-        out.print("chunking:", manifest.get("chunking"), " skipped rows:", manifest.get("skipped_rows"))
+        for line in build_notes(manifest, show_skipped=skipped):
+            out.print(line, markup=False, highlight=False)
         if manifest.get("updates"):
             out.print(f"incremental updates: {len(manifest['updates'])} (last: {manifest['updates'][-1]})")
         store.close()

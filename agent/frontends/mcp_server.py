@@ -70,7 +70,10 @@ class ConsultReply(BaseModel):
     """What ``consult`` returns: the turn as ``evigraph ask --json`` prints it, plus the cited passages."""
 
     consult_id: str = Field(description="Pass it back as consult_id to ask a follow-up in this consult.")
-    status: str = Field(description="answered, or insufficient when the evidence does not support an answer.")
+    status: str = Field(
+        description="answered; insufficient when the evidence does not support an answer; unverified for a "
+        "reply check in offline mode (the evidence is shown, the reply is not judged)."
+    )
     text: str = Field(description="The answer; every claim cites [E:…] evidence or [C:…] KG chains.")
     cited_passages: dict[str, str] = Field(description="The text of each evidence id the answer text cites.")
     answer: dict[str, Any] = Field(description="The full answer: claims, sources, verdict, KB version, …")

@@ -92,7 +92,7 @@ def citations_panel(answer: dict[str, Any], order: list[str], texts: dict[str, s
     rows: list[RenderableType] = []
     chain_cells: list[Text] = []
     for i, cid in enumerate(order, 1):
-        line = Text(f"[{i}] {cid}", style="bold", no_wrap=not full, overflow="ellipsis")
+        line = Text(f"[{i}] {cid}", style="bold", overflow="fold")
         about = titles.get(documents.get(cid)) if cid.startswith("E:") else texts.get(cid)
         if about:
             line.append(f"  {clean_text(str(about), keep_newlines=False)}", style="cyan")
@@ -102,15 +102,16 @@ def citations_panel(answer: dict[str, Any], order: list[str], texts: dict[str, s
             line.append(f"  {shorten(texts[cid], SNIPPET_CHARS)}")
         if cid.startswith("C:") and not full and texts.get(cid):
             # compact: the chain's text is what reads; its id is in the full view (/more, --full)
-            cell = Text(f"[{i}] ", style="bold", no_wrap=True, overflow="ellipsis")
+            cell = Text(f"[{i}] ", style="bold", overflow="fold")
             cell.append(clean_text(texts[cid], keep_newlines=False), style="cyan")
             chain_cells.append(cell)
         else:
             rows.append(line)
     if chain_cells:  # compact: chain lines are short, two to a row (a direct answer cites several per drug)
+        # Wrapped, never cut: "Metformin -treats-> type 2 diab…" at 80 columns hid the fact being cited.
         grid = Table.grid(expand=True, padding=(0, 2))
-        grid.add_column(ratio=1, no_wrap=True, overflow="ellipsis")
-        grid.add_column(ratio=1, no_wrap=True, overflow="ellipsis")
+        grid.add_column(ratio=1, overflow="fold")
+        grid.add_column(ratio=1, overflow="fold")
         for k in range(0, len(chain_cells), 2):
             grid.add_row(*chain_cells[k : k + 2])
         rows.insert(0, grid)
@@ -185,20 +186,42 @@ def steps_panel(lines: list[str], status: str, running: bool) -> RenderableType:
 
 
 def sources_renderable(answer: dict[str, Any]) -> RenderableType:
-    """Every source of an answer, numbered, with where it comes from and its link (``/sources``)."""
+    """Every source of an answer, once per page, with the ``[n]`` the shown answer cites it by (``/sources``).
+
+    Why: the list used to number sources 1–7 while the answer cited [9]–[13], and repeated one fact sheet's
+    URL five times (MedQuAD splits a page into several documents). Numbers follow the compact answer as the
+    terminal first prints it; sources retrieved but not cited there come last, without a number.
+    """
     sources = answer.get("sources", [])
     if not sources:
         return Text("The last answer has no sources.", style="yellow")
-    table = Table("#", "title", "source", title=f"sources ({len(sources)})", title_justify="left")
-    table.add_column("link", overflow="fold")
-    for i, s in enumerate(sources, 1):
-        title = s.get("title") or s.get("document_id", "")
-        table.add_row(
-            *(
-                clean_text(str(v), keep_newlines=False)
-                for v in (i, title, s.get("source", ""), s.get("url", ""))
-            )
+    _, order = number_citations(answer_view(answer, {}, False)[0])
+    documents = answer.get("evidence_documents") or {}
+    numbers: dict[str, list[int]] = {}
+    for n, cid in enumerate(order, 1):
+        if cid in documents:
+            numbers.setdefault(str(documents[cid]), []).append(n)
+    pages: dict[str, dict[str, Any]] = {}  # one row per page: its URL, else its title and source
+    for s in sources:
+        title = str(s.get("title") or s.get("document_id", ""))
+        url = str(s.get("url", ""))
+        page = pages.setdefault(
+            url or f"{title}\x00{s.get('source', '')}",
+            {"titles": [], "source": str(s.get("source", "")), "url": url, "cited": []},
         )
+        page["titles"].append(title)
+        page["cited"].extend(numbers.get(str(s.get("document_id")), []))
+    ranked = sorted(pages.values(), key=lambda p: (not p["cited"], min(p["cited"] or [0])))
+    cited = sum(1 for p in ranked if p["cited"])
+    heading = f"sources ({cited} cited, {len(ranked)} in all)"
+    table = Table("cited as", "title", "source", title=heading, title_justify="left")
+    table.add_column("link", overflow="fold")
+    for page in ranked:
+        label = ", ".join(f"[{n}]" for n in sorted(set(page["cited"]))) or "not cited"
+        titles = list(dict.fromkeys(page["titles"]))
+        title = titles[0] + (f" (+{len(titles) - 1} more sections)" if len(titles) > 1 else "")
+        cells = (label, title, page["source"], page["url"])
+        table.add_row(*(clean_text(v, keep_newlines=False) for v in cells))
     return table
 
 

@@ -15,6 +15,7 @@ before). On insufficient evidence it says so, names what is missing, and shows a
 
 from __future__ import annotations
 
+import re
 from collections import OrderedDict
 from typing import Any
 
@@ -64,9 +65,13 @@ def sources_of(evidence: list[EvidenceRec]) -> list[dict[str, str]]:
     return list(seen.values())
 
 
+LEADING_BULLET = re.compile(r"^(?:[-•*]\s+)+")
+
+
 def clip(text: str, chars: int) -> str:
-    """``text`` on one line, cut at a word boundary with "…" when longer than ``chars``."""
-    flat = " ".join(text.split())
+    """``text`` on one line, cut at a word boundary with "…" when longer than ``chars``; a passage that is
+    itself a list item loses its marker (it is shown as a bullet: "- - Drugs and diseases …" was doubled)."""
+    flat = LEADING_BULLET.sub("", " ".join(text.split()))
     if len(flat) <= chars:
         return flat
     return flat[:chars].rsplit(" ", 1)[0] + "…"
@@ -141,6 +146,13 @@ def offline_direct(
     return direct, chains, supporting
 
 
+UNVERIFIED_LINE = (
+    "**The reply was not checked claim by claim.** Offline, EviGraph cannot yet tell whether the evidence "
+    "supports or contradicts a reply; below is what the knowledge base holds about its subject. Read each "
+    "of the reply's claims against the cited passages before acting on it."
+)
+
+
 def insufficient_line(verdict: Verdict) -> str:
     named = (
         verdict.get("missing_entities", [])
@@ -152,6 +164,8 @@ def insufficient_line(verdict: Verdict) -> str:
         seen.setdefault(name.strip().lower(), name.strip())
     missing = [name for name in seen.values() if name]
     why = "; ".join(verdict.get("reasons", [])[:3])
+    if why:  # a sentence of its own: "Missing: X. No retrieved sentence …" (it read "X. no retrieved …")
+        why = why[0].upper() + why[1:] + ("" if why.endswith(".") else ".")
     # The calibrated verdict states its probability and threshold in its first reason; a "completeness 8.6/10"
     # beside "Insufficient" then only read as a contradiction (issue 22).
     completeness = f" (completeness {verdict.get('completeness', 0)}/10)"
@@ -243,6 +257,12 @@ def make_answer(deps: ConsultDeps):  # type: ignore[no-untyped-def]
         status = "answered" if verdict.get("sufficient") else "insufficient"
         if not evidence:
             status = "insufficient"
+        elif payload["mode"] == "offline" and state.get("task") == "check_reply":
+            # Offline, nothing judges the reply yet (issue 22): "answered" above aspirin-helps sentences
+            # reassured a reader about a reply that the evidence contradicts. Say so first, every time.
+            status = "unverified" if status == "answered" else status
+            head, _, rest = payload["text"].partition("\n")
+            payload["text"] = f"{head}\n\n{UNVERIFIED_LINE}\n{rest}"
         payload.update(
             {
                 "status": status,

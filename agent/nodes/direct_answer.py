@@ -5,7 +5,8 @@ Two parts (issue 10, item 1):
 * **KG facts for the asked relation** — the asked aspect maps to typed relations (``graphs.model.labels.
   RELATIONS_FOR_LABEL``); the entities the KG links to the focus by them are listed with their one-hop chain
   citations and source datasets, ranked by how many retrieved passages mention them (then by name), at most
-  ``MAX_FACTS`` shown. The KG says "metformin treats type 2 diabetes" even when no passage does.
+  ``MAX_FACTS`` shown. The KG says "metformin treats type 2 diabetes" even when no passage does. From a list
+  longer than ``LONG_LIST`` only what the passages also name is shown (or no line).
 * **Key sentences** — ``agent.nodes.key_sentences.select_key_sentences``, only when the verdict is
   sufficient: on insufficient evidence no sentence is presented as an answer.
 
@@ -33,10 +34,13 @@ from agent.state import (
     NamedAnswerRec,
 )
 from graphs.kb import KnowledgeBase
-from graphs.model.labels import relations_for
+from graphs.model.labels import RELATIONS_FOR_LABEL, relations_for
 from graphs.stores.kg_facts import KGFact, kg_facts
 
 MAX_FACTS = 6
+LONG_LIST = 20
+"""A KG list longer than this is cut to the entities the retrieved passages also name, or left out: six of
+494 genes in name order is not an answer a clinician can use."""
 SENTENCE_CHARS = 300
 DATASET_NAMES = {
     "pharmacotherapydb": "PharmacotherapyDB",
@@ -53,6 +57,7 @@ HEADINGS = {
     ("complications", "out"): "What the KG says {focus} results in",
     ("contraindications", "in"): "Drugs the KG lists as not indicated for {focus}",
     ("contraindications", "out"): "Conditions the KG lists {focus} as not indicated for",
+    ("mechanism", "out"): "Genes the KG lists {focus} as binding (targets)",
 }
 
 
@@ -148,15 +153,25 @@ def facts_for(kb: KnowledgeBase, focus: Focus, evidence: list[EvidenceRec]) -> t
                 for f in ranked
                 if f["focus_id"] == lead["focus_id"] and head_of[(f["focus_id"], f["entity_id"])] == lead_head
             ]
-            return fact_heading(lead["focus_name"], label, "out" if lead_head else "in"), ranked
+            heading = fact_heading(lead["focus_name"], label, "out" if lead_head else "in")
+            if len(ranked) > LONG_LIST:
+                # "Genes and causes the KG links to hypertension: ACT; CLU; INS … and 490 more" named no
+                # particular gene: from a long list only what the retrieved passages also name is shown.
+                named = [f for f in ranked if f["support"] > 0]
+                if not named:
+                    continue
+                heading += f" (those the passages also name, of {len(ranked)} in the KG)"
+                ranked = named
+            return heading, ranked
     return "", []
 
 
 def fact_chains(kb: KnowledgeBase, facts: list[KGFactRec]) -> list[ChainRec]:
     """The shown facts as one-hop chain records, so their ``[C:…]`` ids are retrieved, citable chains."""
-    rel_facts = kg_facts(
-        kb.store, sorted({f["focus_id"] for f in facts}), sorted({f["relation"] for f in facts})
-    )
+    # Every typed relation, not only the records' own: one record merges an entity's edges of several
+    # relations (treats + indicated_for), and each of its chain ids must become a retrieved chain.
+    relations = sorted({rel for rels in RELATIONS_FOR_LABEL.values() for rel in rels})
+    rel_facts = kg_facts(kb.store, sorted({f["focus_id"] for f in facts}), relations)
     wanted = {c for f in facts for c in f["chain_ids"]}
     return [one_hop_chain(f) for f in rel_facts if f.chain_id in wanted]
 

@@ -65,6 +65,13 @@ class KeySentence:
     label: str
 
 
+NAVIGATION = re.compile(
+    r"^\W*(for more (information|details|about)|to learn more|learn more|see (also|the section)|visit |"
+    r"click |these resources|this section|the following (resources|organizations))",
+    re.IGNORECASE,
+)
+"""A fact sheet's pointers to elsewhere ("For more information, see the section titled …"): a newcomer was
+shown one as a key sentence; it states nothing about the patient's question."""
 LIST_ITEM = re.compile(r"\s*\n+\s*[-•*]\s+|\s{2,}[-•*]\s+")
 
 
@@ -74,7 +81,14 @@ def readable(sentence: str) -> str:
     if len(parts) > 1:
         joint = ": " if parts[0].endswith(":") else " "
         return parts[0].rstrip(":") + joint + ", ".join(p.lstrip("-•* ").strip() for p in parts[1:])
-    return " ".join(sentence.split())
+    return re.sub(r"^(?:[-•*]\s+)+", "", " ".join(sentence.split()))  # shown as a bullet: no "- - item"
+
+
+def states_something(sentence: str) -> bool:
+    """A sentence that may be shown as evidence: not a heading asked as a question ("How Is Cystic Fibrosis
+    Inherited?") and not a pointer to another page."""
+    flat = sentence.strip()
+    return not flat.endswith("?") and not NAVIGATION.search(flat)
 
 
 def candidates(focus: Focus, evidence: list[EvidenceRec]) -> list[tuple[EvidenceRec, int, int]]:
@@ -93,7 +107,7 @@ def candidates(focus: Focus, evidence: list[EvidenceRec]) -> list[tuple[Evidence
         for s, e in with_lists(text):
             sentence = text[s:e]
             key = " ".join(re.findall(r"[a-z0-9]+", sentence.lower()))  # "- X." repeats "X"
-            if not MIN_CHARS <= len(sentence) <= MAX_CHARS or key in seen:
+            if not MIN_CHARS <= len(sentence) <= MAX_CHARS or key in seen or not states_something(sentence):
                 continue
             if keyword_is_focus or focus.named_in(sentence):
                 seen.add(key)
@@ -165,8 +179,13 @@ def select_key_sentences(
 def shown_read(read: list[ReadSentence], focus: Focus) -> list[ReadSentence]:
     """The read sentences that may be shown as answering: not those of a passage about research ("Researchers
     hope to identify biomarkers …") unless research is asked — the reader scored that sentence above Fabry
-    disease's symptoms, because it names the disease and the word "signs"."""
-    return [r for r in read if r.label not in UNLESS_ASKED or r.label in focus.asked]
+    disease's symptoms, because it names the disease and the word "signs"; and no heading or pointer to
+    another page (``states_something``)."""
+    return [
+        r
+        for r in read
+        if (r.label not in UNLESS_ASKED or r.label in focus.asked) and states_something(r.text)
+    ]
 
 
 def pick_read(

@@ -28,6 +28,7 @@ verdict fails, this offline verdict replaces it; the second opinion on an LLM "i
 
 from __future__ import annotations
 
+import math
 from typing import Annotated, Any, Literal
 
 from langgraph.runtime import Runtime
@@ -142,8 +143,42 @@ def sufficiency_features(
     }
 
 
+CLOSE_ENOUGH = "a passage close enough to the question"
+
+
 def cosine(ev: EvidenceRec) -> float:
     return float(ev.get("scores", {}).get("cosine", 0.0))
+
+
+def floor3(value: float) -> str:
+    """``value`` to three decimals, rounded down: a score just under a two-decimal threshold never prints as
+    the threshold itself ("0.906" must not read "0.91"; 0.6496 must not read "0.650 … needs ≥ 0.65")."""
+    return f"{math.floor(value * 1000 + 1e-9) / 1000:.3f}"
+
+
+def counted(n: int, noun: str) -> str:
+    """ "1 passage", "3 passages" (a newcomer read "1 passages" as a sign of sloppy checking)."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def be(n: int) -> str:
+    return "is" if n == 1 else "are"
+
+
+def similarity_line(answering: list[EvidenceRec], about: list[EvidenceRec]) -> list[str]:
+    """The similarity the rule compared, to three decimals beside a two-decimal threshold (0.649 printed as
+    "0.65 … needs ≥ 0.65" read as a contradiction); measured over the passages that carry the asked aspect,
+    else over those about the subject ("similarity 0.00" was printed when none carried it although
+    passages about the subject existed); left out when no passage is about the subject."""
+    if answering:
+        best = max(cosine(ev) for ev in answering)
+        return [
+            f"the closest of them to the question has similarity {floor3(best)} (needs ≥ {MIN_RELEVANCE:.2f})"
+        ]
+    if about:
+        best = max(cosine(ev) for ev in about)
+        return [f"the closest passage about the subject has similarity {floor3(best)} to the question"]
+    return []
 
 
 def decide(features: dict[str, float | int], min_answering: int, min_relevance: float) -> bool:
@@ -171,7 +206,7 @@ def rule_verdict(
     missing_entities = uncovered(deps, focus, about)
     missing_labels = [] if answering else [lab for lab in focus.asked if lab != "overview"]
     if answering and f["best_answering"] < MIN_RELEVANCE:
-        missing_labels = [f"a passage close enough to the question (best {f['best_answering']:.2f})"]
+        missing_labels = [f"{CLOSE_ENOUGH} (best {floor3(f['best_answering'])})"]
     focus_cov = (len(focus.entities) - len(missing_entities)) / len(focus.entities) if focus.entities else 0.0
     relevant = f["best_answering"] >= MIN_RELEVANCE
     share = min(1.0, len(answering) / MIN_ANSWERING)
@@ -182,11 +217,10 @@ def rule_verdict(
     reasons = [
         # Worded as what was found, not as "answer": an insufficient verdict whose reason said "5 passages
         # answer the question" read as a contradiction to a clinician.
-        f"{len(answering)} of the top {len(top)} passages are about {subject} {carried}; "
-        f"needs ≥ {MIN_ANSWERING}",
-        f"{len(about)} passages are about the question's subject",
-        f"the closest of them to the question has similarity {f['best_answering']:.2f} "
-        f"(needs ≥ {MIN_RELEVANCE})",
+        f"{len(answering)} of the top {counted(len(top), 'passage')} {be(len(answering))} about {subject} "
+        f"{carried}; needs ≥ {MIN_ANSWERING}",
+        f"{counted(len(about), 'passage')} {be(len(about))} about the question's subject",
+        *similarity_line(answering, about),
     ]
     if not focus.entities:  # "0 of the top 8 passages are about no recognised subject" said nothing
         reasons = ["so no retrieved passage can be counted as answering it"]
@@ -228,14 +262,18 @@ def offline_verdict(deps: ConsultDeps, state: ConsultState) -> Verdict:
     shown = shown_read(read, found[0])
     best = shown[0] if shown else None
     said = f'"{clip_text(best.text)}" [{best.evidence_id}]' if best else "no sentence"
-    odds = f"answered probability {p:.3f}, needs ≥ {model.threshold:.2f}"  # 0.906 must not read "0.91"
+    odds = f"answered probability {floor3(p)}, needs ≥ {model.threshold:.2f}"
     if sufficient:
         verdict["missing_entities"], verdict["missing_labels"] = [], []
         verdict["reasons"] = [f"the evidence reader reads {said} as answering the question ({odds})"]
     else:
         weak = f"no retrieved sentence answers the question well enough ({odds}); best: {said}"
         verdict["reasons"] = [weak, *rule["reasons"]]
-        if not rule["missing_entities"] and not rule["missing_labels"]:
+        # The model decided, not the rule's cosine cut: "Missing: a passage close enough (best 0.64)" named
+        # a threshold that did not decide this verdict.
+        labels = [lab for lab in rule["missing_labels"] if not lab.startswith(CLOSE_ENOUGH)]
+        verdict["missing_labels"] = labels
+        if not rule["missing_entities"] and not labels:
             verdict["missing_labels"] = ["a passage that answers the question"]
     return verdict
 

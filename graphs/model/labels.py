@@ -53,6 +53,10 @@ LABEL_KEYWORDS: dict[str, tuple[str, ...]] = {
         "prescri*",
         "surg*",
         "help with",
+        "helps with",
+        "good for",
+        "remed*",
+        "what can i take",
         "take for",
         "relie*",
         "get rid of",
@@ -66,6 +70,17 @@ LABEL_KEYWORDS: dict[str, tuple[str, ...]] = {
     "side effects": ("side effect", "side-effect", "adverse", "toxicit*", "unwanted effect", "safe to take"),
     "contraindications": ("contraindicat*", "should not take", "should not be used"),
     "research": ("research", "clinical trial*", "being studied"),
+    "mechanism": ("mechanism*", "mode of action", "works by", "pharmacodynamic*", "molecular target*"),
+    "interactions": (
+        "interact*",
+        "taken together",
+        "take together",
+        "together with",
+        "combined with",
+        "co-administ*",
+        "concomitant*",
+        "at the same time as",
+    ),
     "overview": ("what is", "what are", "explain", "overview", "mean"),
 }
 """Cue words that say which label a *question* asks about (offline sufficiency and ranking use them).
@@ -81,6 +96,18 @@ def _cue_pattern(cues: tuple[str, ...]) -> re.Pattern[str]:
 
 
 _CUE_PATTERNS: dict[str, re.Pattern[str]] = {label: _cue_pattern(c) for label, c in LABEL_KEYWORDS.items()}
+_CUE_PATTERNS["mechanism"] = re.compile(
+    _CUE_PATTERNS["mechanism"].pattern + r"|\bhow (?:does|do|did) (?:\S+ ){1,4}work\b"
+)  # "how does metformin work?" — a phrase with the subject inside, which a cue word cannot say
+
+DIFFERENTIAL = re.compile(
+    r"\b(?:differential|what (?:could|might|may) (?:it|this|these|that) be"
+    r"|what (?:could|might|may) (?:be )?caus(?:e|ing) (?:this|these|her|his|their|the symptoms)"
+    r"|(?:most )?likely (?:diagnosis|cause)|possible diagnos[ie]s|what (?:is|could be) wrong)"
+)
+"""A question asking which condition explains a presentation (a vignette's "what could cause this?"): it asks
+for a diagnosis, not the causes (genes) of a named disease — the heart-failure vignette was answered with
+"Genes and causes the KG links to hypertension"."""
 
 
 RELATIONS_FOR_LABEL: dict[str, tuple[str, ...]] = {
@@ -90,6 +117,7 @@ RELATIONS_FOR_LABEL: dict[str, tuple[str, ...]] = {
     "inheritance": ("has_inheritance_pattern",),
     "complications": ("results_in",),
     "contraindications": ("not_indicated_for",),
+    "mechanism": ("binds_gene",),
 }
 """Typed KG relations that state facts of the kind a label asks for (unified KG relation names, see
 ``relation_types.tsv``): a treatment question is answered by treats/indicated_for/palliates edges of its
@@ -115,9 +143,13 @@ def label_for_qtype(qtype: str) -> str:
 
 
 def labels_asked(question: str) -> list[str]:
-    """Labels a question asks about, by cue words, in a stable order (may be empty)."""
+    """Labels a question asks about, by cue words, in a stable order (may be empty). A differential
+    ("what could cause this?") asks for a diagnosis: it is read as diagnosis, not causes."""
     q = question.lower()
-    return [label for label, pattern in _CUE_PATTERNS.items() if pattern.search(q)]
+    labels = [label for label, pattern in _CUE_PATTERNS.items() if pattern.search(q)]
+    if DIFFERENTIAL.search(q):
+        labels = ["diagnosis", *(label for label in labels if label not in ("diagnosis", "causes"))]
+    return labels
 
 
 def specific_labels_asked(question: str) -> list[str]:

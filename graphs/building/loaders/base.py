@@ -41,6 +41,14 @@ class LoadReport:
     def skip(self, path: Path, line: int, reason: str) -> None:
         self.issues.append(LoadIssue(str(path), line, reason))
 
+    def by_reason(self) -> dict[str, int]:
+        """``"file: reason"`` → rows skipped for it, most first (what ``kb info`` explains)."""
+        counts: dict[str, int] = {}
+        for i in self.issues:
+            key = f"{Path(i.path).name}: {i.reason}"
+            counts[key] = counts.get(key, 0) + 1
+        return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
     def summary(self, limit: int = 20) -> list[str]:
         lines = [
             f"{i.path}:{i.line}: {i.reason}" if i.line else f"{i.path}: {i.reason}"

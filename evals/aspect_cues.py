@@ -1,0 +1,70 @@
+"""How well the question-aspect cues (graphs/model/labels.py) read what a question asks, on a labelled set of
+question wordings (evals/data/aspect_wordings.jsonl; issue 22's polish list).
+
+    python -m evals.aspect_cues [--out evals/reports/aspect_cues.md]
+
+A row is read correctly when its labelled aspect is among ``specific_labels_asked`` and its ``not`` label
+(a differential is not "causes") is not. The set is small and was written with the new cues in mind — lay
+treatment wording, differentials, mechanism of action, interactions — plus the aspects that worked before;
+it guards against regressions and shows per aspect what is read, it is not an independent test of
+coverage. The same rows are a test (tests/test_labels.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from graphs.model.labels import specific_labels_asked
+
+REPO = Path(__file__).resolve().parent.parent
+WORDINGS = REPO / "evals" / "data" / "aspect_wordings.jsonl"
+
+
+def load_wordings(path: Path = WORDINGS) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def read_correctly(row: dict[str, Any]) -> bool:
+    asked = specific_labels_asked(row["question"])
+    return row["asked"] in asked and row.get("not") not in asked
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=REPO / "evals" / "reports" / "aspect_cues.md")
+    args = parser.parse_args(argv)
+    rows = load_wordings()
+    total, right = Counter(r["asked"] for r in rows), Counter(r["asked"] for r in rows if read_correctly(r))
+    lines = [
+        "# Question-aspect cues on labelled wordings (graphs/model/labels.py)",
+        "",
+        f"Command: `python -m evals.aspect_cues`. {sum(right.values())}/{len(rows)} wordings read correctly "
+        "(labelled aspect found, and a differential not read as causes). The wordings were written for this "
+        "change (evals/aspect_cues.py says what that means). Before the change (commit bee02b9's cues) the "
+        "same rows scored 31/52: treatment 7/10, diagnosis 4/9, mechanism 0/6, interactions 0/7.",
+        "",
+        "| aspect | read correctly |",
+        "| --- | --- |",
+        *(f"| {label} | {right[label]}/{n} |" for label, n in sorted(total.items())),
+        "",
+        "Misread rows:",
+        "",
+        *(
+            f"- {r['question']} — labelled {r['asked']}, read {specific_labels_asked(r['question'])}"
+            for r in rows
+            if not read_correctly(r)
+        ),
+    ]
+    if lines[-1] == "":
+        lines.append("- none")
+    args.out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,104 @@
+"""What the verdict and the key sentences say, word for word (issue 22's polish list), on the real slice KB.
+
+A newcomer read these as contradictions or sloppiness: "1 passages"; "similarity 0.00 (needs ≥ 0.65)"
+while passages about the subject existed; "best 0.65 … needs ≥ 0.65" and still insufficient; "Missing: a
+passage close enough to the question" under a verdict the calibrated model decided; a heading ("How Is
+Cystic Fibrosis Inherited?") and "For more information, see the section titled …" shown as key sentences.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+
+from agent.consult import Consultant
+from agent.deps import ConsultDeps
+from agent.nodes.key_sentences import states_something
+from agent.nodes.sufficiency import CLOSE_ENOUGH, floor3, offline_verdict, rule_verdict
+from agent.state import ConsultState, EvidenceRec
+from graphs.kb import KnowledgeBase
+from graphs.model.settings import Settings
+
+GOUT = {"id": "DOID:13189", "name": "gout", "type": "Disease", "method": "dictionary", "score": 1.0}
+
+
+@pytest.fixture()
+def deps(slice_kb: KnowledgeBase) -> ConsultDeps:
+    return ConsultDeps(slice_kb)
+
+
+def gout_state(evidence: list[EvidenceRec], question: str = "How is gout treated?") -> ConsultState:
+    return {
+        "question": question,
+        "entities": [GOUT],  # type: ignore[list-item]
+        "turn_entity_ids": [GOUT["id"]],
+        "evidence": evidence,
+    }
+
+
+def passage(n: int, text: str, cosine: float) -> EvidenceRec:
+    return {"id": f"E:g{n}", "keyword_entity": GOUT["id"], "text": text, "scores": {"cosine": cosine}}  # type: ignore[typeddict-item]
+
+
+def test_one_passage_is_singular_and_the_similarity_is_that_of_the_passages_about_the_subject(
+    deps: ConsultDeps,
+) -> None:
+    state = gout_state([passage(1, "Gout is a form of arthritis that causes sudden attacks of pain.", 0.58)])
+    reasons = rule_verdict(deps, state)["reasons"]
+    text = " | ".join(reasons)
+    assert "1 passage is about the question's subject" in text, text
+    assert "1 passages" not in text and "similarity 0.00" not in text
+    assert "the closest passage about the subject has similarity 0.580 to the question" in text
+
+
+def test_a_similarity_just_under_the_threshold_never_prints_as_the_threshold(deps: ConsultDeps) -> None:
+    treated = "Gout attacks are treated with NSAIDs, colchicine or corticosteroids to relieve the pain."
+    state = gout_state([passage(n, treated, 0.6496) for n in (1, 2)])
+    verdict = rule_verdict(deps, state)
+    text = " | ".join([*verdict["reasons"], *verdict["missing_labels"]])
+    assert not verdict["sufficient"]
+    assert "similarity 0.649 (needs ≥ 0.65)" in text and "0.650" not in text, text
+    assert f"{CLOSE_ENOUGH} (best 0.649)" in verdict["missing_labels"]
+    assert floor3(0.8899) == "0.889" and floor3(0.89) == "0.890" and floor3(0.0) == "0.000"
+
+
+def test_a_calibrated_insufficient_verdict_does_not_name_the_rules_cosine_cut_as_missing(
+    slice_kb: KnowledgeBase, slice_kb_root: Path, tmp_path: Path
+) -> None:
+    """Whole consult: the model's verdict names what is missing in its own terms."""
+    settings = Settings(kb_dir=slice_kb_root, data_dir=tmp_path, llm_enabled=False)
+    consultant = Consultant(settings, kb=slice_kb, checkpointer=InMemorySaver(), use_llm=False)
+    result = consultant.ask("What are the common side effects of metformin?")
+    state = consultant.graph.get_state({"configurable": {"thread_id": result.consult_id}}).values
+    verdict = offline_verdict(ConsultDeps(slice_kb), state)  # type: ignore[arg-type]
+    assert verdict["method"].startswith("calibrated") and not verdict["sufficient"]
+    assert verdict["missing_labels"] or verdict["missing_entities"]
+    assert not any(label.startswith(CLOSE_ENOUGH) for label in verdict["missing_labels"])
+
+
+@pytest.mark.parametrize(
+    ("sentence", "shown"),
+    [
+        ("How Is Cystic Fibrosis Inherited?", False),
+        ("What are the signs and symptoms of gout in older adults?", False),
+        ("For more information, see the section titled How Is Gout Treated.", False),
+        ("To learn more about clinical trials, visit the website of the National Library.", False),
+        ("See also the fact sheet on uric acid.", False),
+        ("Gout attacks are treated with NSAIDs, colchicine or corticosteroids.", True),
+        ("Visiting nurses can help patients who have gout take their medicines on time.", True),
+    ],
+)
+def test_headings_and_pointers_to_other_pages_are_not_statements(sentence: str, shown: bool) -> None:
+    assert states_something(sentence) is shown
+
+
+def test_a_passage_or_sentence_that_is_a_list_item_is_one_bullet_in_every_rendering() -> None:
+    from agent.nodes.answer import clip
+    from agent.nodes.key_sentences import readable
+
+    assert clip("- Drugs and diseases that raise uric acid", 100) == "Drugs and diseases that raise uric acid"
+    assert clip("•  - Colchicine", 100) == "Colchicine"
+    assert readable("- Allopurinol lowers uric acid.") == "Allopurinol lowers uric acid."
+    assert clip("-1.5 mmol/L is the lower limit", 100) == "-1.5 mmol/L is the lower limit"
