@@ -81,6 +81,15 @@ def prepare_turn(
             "The question is empty. Type a clinical question, e.g. "
             '"What is the first-line treatment for type 2 diabetes?"'
         )
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        # Bytes that are not UTF-8 reach Python as lone surrogates (stdin, argv): one plain line here, not a
+        # validation dump from the first tool that reads the question.
+        raise UserError(
+            "The question is not valid UTF-8 text (it holds bytes of another encoding). Save or paste it as "
+            "UTF-8, e.g. `iconv -f latin1 -t utf-8 question.txt | evigraph ask -`."
+        ) from None
     check_task(task)
     original_chars = len(text)
     if original_chars > MAX_INPUT_CHARS:

@@ -45,6 +45,33 @@ EXPECTED_ERRORS: tuple[type[Exception], ...] = (
 )
 
 
+def store_outage(exc: BaseException) -> str | None:
+    """The sentence for a store that is down, when ``exc`` (or what caused it) says one is; else ``None``.
+
+    Why: the drivers raise their own types — psycopg's ``AdminShutdown`` and the pool's ``PoolTimeout`` when
+    Postgres stops, neo4j's ``ServiceUnavailable`` — and those reached a user as "Internal error" (HTTP
+    500) although nothing was wrong but a store to wait for (issue 23). Checked by class name and module,
+    so neither driver has to be installed to ask."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        module = type(current).__module__
+        names = {cls.__name__ for cls in type(current).__mro__}
+        if module.startswith(("psycopg", "psycopg_pool")) and "OperationalError" in names:
+            return (
+                "The consult store (Postgres) is unreachable; consults already stored are kept. Try again "
+                "when it is back (check EVIGRAPH_CHECKPOINT_URL and that the server is running)."
+            )
+        if module.startswith("neo4j") and names & {"ServiceUnavailable", "SessionExpired"}:
+            return (
+                "The graph store (Neo4j) is unreachable. Try again when it is back (check "
+                "EVIGRAPH_NEO4J_URI and that the server is running)."
+            )
+        current = current.__cause__ or current.__context__
+    return None
+
+
 @contextlib.contextmanager
 def user_errors() -> Iterator[None]:
     """Turn expected failures into a clear message and exit code 2."""
@@ -59,6 +86,11 @@ def user_errors() -> Iterator[None]:
         _console.print(f"[bold red]Error:[/] {redact(str(exc))}")
         raise typer.Exit(2) from None
     except Exception as exc:
+        outage = store_outage(exc)
+        if outage:
+            log.error("%s (%s: %s)", outage, type(exc).__name__, redact(str(exc)))
+            _console.print(f"[bold red]Error:[/] {outage}")
+            raise typer.Exit(2) from None
         log.exception("unexpected error")
         _console.print(f"[bold red]Unexpected error ({type(exc).__name__}):[/] {redact(str(exc))}")
         raise typer.Exit(1) from None

@@ -75,6 +75,7 @@ def ask(
     ] = False,
 ) -> None:
     """One question, one cited answer (builds the default KB on first use)."""
+    from agent.consult import prepare_turn
     from agent.context import ConsultContext
     from agent.frontends.cli_kb import open_consultant
     from agent.frontends.render import event_line, print_answer, turn_footer
@@ -84,6 +85,7 @@ def ask(
     with user_errors():
         if question == "-":
             question = sys.stdin.read()
+        prepare_turn(question, task)  # bad input is refused before the KB is opened (or built)
         consultant = open_consultant(settings, offline)
         context = ConsultContext(extra={"full": True}) if full else None
         if as_json:

@@ -28,6 +28,7 @@ consult or route, 405 method, 408 body too slow, 409 consult busy, 413 body too 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hmac
 import json
 import logging
@@ -45,7 +46,7 @@ from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from agent.consult_lock import ConsultBusy
-from agent.errors import UserError
+from agent.errors import UserError, store_outage
 from agent.frontends.http_health import readiness
 from agent.redact import install_log_redaction, redact
 from agent.serving import ConsultService, ServerBusy, ServeSettings, UnknownConsult
@@ -339,6 +340,10 @@ def _classify(exc: BaseException, where: str) -> tuple[int, str, dict[str, str]]
     if isinstance(exc, StoreError | KBError):  # a store that is down or a KB being replaced: try again
         log.error("%s: %s", where, exc)
         return HTTPStatus.SERVICE_UNAVAILABLE, str(exc), {"Retry-After": "10"}
+    outage = store_outage(exc)
+    if outage:  # the driver's own error for a store that stopped: 503, one log line naming the store
+        log.error("%s: %s (%s)", where, outage, type(exc).__name__)
+        return HTTPStatus.SERVICE_UNAVAILABLE, outage, {"Retry-After": "10"}
     if isinstance(exc, TimeoutError):
         log.error("%s timed out", where, exc_info=exc)
         return (
@@ -384,5 +389,20 @@ def _install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(StarletteHTTPException, on_http)
     app.add_exception_handler(RequestValidationError, on_validation)
     app.add_exception_handler(Exception, on_any)
-    for cls in (ApiError, UserError):
+    for cls in (ApiError, UserError, *_store_driver_errors()):
         app.add_exception_handler(cls, on_any)
+
+
+def _store_driver_errors() -> list[type[Exception]]:
+    """The drivers' "store is down" classes, handled by name so Starlette answers 503 without re-raising them
+    into uvicorn's "Exception in ASGI application" traceback (a store outage is one log line)."""
+    found: list[type[Exception]] = []
+    with contextlib.suppress(ImportError):
+        import psycopg
+
+        found.append(psycopg.OperationalError)
+    with contextlib.suppress(ImportError):
+        from neo4j.exceptions import ServiceUnavailable, SessionExpired
+
+        found += [ServiceUnavailable, SessionExpired]
+    return found

@@ -31,6 +31,7 @@ welcome, suggested questions and a "searching…" status, and is answered like a
 from __future__ import annotations
 
 import hashlib
+import io
 import logging
 import re
 import time
@@ -42,6 +43,7 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 from slack_bolt import App, Assistant, BoltContext, Say, SetStatus, SetSuggestedPrompts
 from slack_bolt.adapter.socket_mode import SocketModeHandler
 from slack_bolt.adapter.wsgi import SlackRequestHandler
+from slack_bolt.request.internals import parse_body
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
@@ -296,9 +298,40 @@ class _ThreadingWSGIServer(ThreadingMixIn, WSGIServer):
     daemon_threads = True
 
 
+def readable_body(body: bytes, content_type: str) -> bool:
+    """Whether bolt can parse ``body`` into an event: UTF-8, and JSON where it is JSON (bolt's own
+    ``parse_body`` decides, so the two never disagree)."""
+    try:
+        return isinstance(parse_body(body.decode("utf-8"), content_type or None), dict)
+    except (UnicodeDecodeError, ValueError):
+        return False
+
+
+class RefuseMalformed:
+    """WSGI guard in front of bolt: a POST whose body is not a parsable Slack request is a 400 with one log
+    line. Why: bolt parses the body before it checks anything, and a JSON error there was a 500 — which
+    Slack retries, three times, for a request that can never succeed (issue 23)."""
+
+    def __init__(self, inner: Callable[..., Any]) -> None:
+        self.inner = inner
+
+    def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
+        if environ.get("REQUEST_METHOD") == "POST":
+            length = int(environ.get("CONTENT_LENGTH") or 0)
+            body = environ["wsgi.input"].read(length) if length > 0 else b""
+            environ["wsgi.input"] = io.BytesIO(body)
+            if not readable_body(body, environ.get("CONTENT_TYPE", "")):
+                log.warning(
+                    "refused a Slack request whose body is not a readable event (%d bytes)", len(body)
+                )
+                start_response("400 Bad Request", [("Content-Type", "text/plain; charset=utf-8")])
+                return [b"malformed Slack request body\n"]
+        return self.inner(environ, start_response)
+
+
 def make_slack_server(app: App, host: str = "127.0.0.1", port: int = 3000) -> WSGIServer:
     """The app behind bolt's WSGI adapter on a stdlib server bound to ``host`` (port 0 = any free port)."""
-    handler = SlackRequestHandler(app, path=EVENTS_PATH)
+    handler = RefuseMalformed(SlackRequestHandler(app, path=EVENTS_PATH))
     return make_server(host, port, handler, server_class=_ThreadingWSGIServer, handler_class=_QuietHandler)
 
 
