@@ -33,6 +33,7 @@ from agent.llm_guard import (
     current_deadline,
     run_within,
 )
+from agent.llm_probe_cache import read_probe_cache, write_probe_cache
 from agent.redact import redact
 from graphs.model.settings import Settings
 from prompts import load_prompt
@@ -58,6 +59,7 @@ def _chat_class() -> type[BaseChatModel]:
         structured: str = "auto"
         turn_deadline_s: float | None = None
         breaker_cooldown_s: float = 60.0
+        probe_cache: str | None = None
 
     return EviGraphChat
 
@@ -91,6 +93,7 @@ def make_chat_model(settings: Settings) -> BaseChatModel | None:
         structured=settings.llm_structured,
         turn_deadline_s=deadline,
         breaker_cooldown_s=settings.llm_breaker_cooldown_s,
+        probe_cache=str(settings.data_dir / "llm_probe.json"),
     )
 
 
@@ -143,11 +146,27 @@ def _reason(exc: BaseException) -> str:
     return redact(f"{type(exc).__name__}: {text}")[:300]
 
 
-def limited(model: BaseChatModel, step: str) -> BaseChatModel:
-    """A copy of ``model`` with the step's ``max_tokens`` (models without the field are returned as is)."""
-    if "max_tokens" not in type(model).model_fields:
-        return model
-    return model.model_copy(update={"max_tokens": MAX_TOKENS.get(step, 400)})
+def limited(model: BaseChatModel, step: str, deadline: float | None = None) -> BaseChatModel:
+    """A copy of ``model`` with the step's ``max_tokens`` and, under a turn ``deadline``, an HTTP client
+    whose request ends by it (models without these fields are returned as they are).
+
+    Why the client: a call abandoned at the deadline used to run on in its thread until the client's own
+    timeout and retries gave up (60 s × 3), and ``evigraph ask`` could not exit until then — 184 s for a
+    10 s deadline (issue 23). Under a deadline the request's timeout is the time left and it is not
+    retried: a retry (or a 429's ``Retry-After: 30``) cannot fit, and the breaker and the offline fallback
+    handle the failure."""
+    fields = type(model).model_fields
+    update: dict[str, Any] = {}
+    if "max_tokens" in fields:
+        update["max_tokens"] = MAX_TOKENS.get(step, 400)
+    root = getattr(model, "root_client", None)
+    if deadline is not None and "root_client" in fields and root is not None:
+        left = max(0.1, deadline - time.monotonic())
+        own = getattr(model, "request_timeout", None)
+        timeout = min(left, float(own)) if isinstance(own, int | float) else left
+        bounded = root.with_options(timeout=timeout, max_retries=0)
+        update |= {"root_client": bounded, "client": bounded.chat.completions}
+    return model.model_copy(update=update) if update else model
 
 
 def endpoint_failure(exc: BaseException) -> bool:
@@ -230,21 +249,30 @@ class _Probe(BaseModel):
     answer: int
 
 
-def structured_method(model: BaseChatModel) -> StructuredMethod:
+def structured_method(model: BaseChatModel, usage: Usage | None = None) -> StructuredMethod:
     """The structured-output method for ``model``'s endpoint: the setting, or (``auto``) the probe's result.
 
     The probe asks a tiny question once by function calling and, if that does not come back as a function
-    call, once by JSON schema; the first that parses is remembered for the process. When neither parses,
-    JSON schema is used (grammar-constrained servers are the ones that fail function calling)."""
+    call, once by JSON schema; the first that parses is remembered for the process and on disk (the
+    model's ``probe_cache`` file, keyed by endpoint and model), so a new process does not ask again. When
+    neither parses, JSON schema is used (grammar-constrained servers are the ones that fail function
+    calling). The probe runs under the turn's deadline and breaker like any call (``usage``): a hung
+    endpoint fails the step at the deadline and counts toward the breaker; that is not cached."""
     mode = getattr(model, "structured", None)
     if mode in ("function_calling", "json_schema"):
         return mode
     if mode != "auto":
         return "function_calling"  # a model without the setting (scripted test models)
     key = endpoint_of(model)
+    cache = getattr(model, "probe_cache", None)
     with _probe_lock:
         if key not in _probed:
-            _probed[key] = _probe(model)
+            stored = read_probe_cache(cache).get(key)
+            if stored in ("function_calling", "json_schema"):
+                _probed[key] = stored  # type: ignore[assignment]
+            else:
+                _probed[key] = _probe(model, usage or Usage())
+                write_probe_cache(cache, key, _probed[key])
         return _probed[key]
 
 
@@ -253,23 +281,33 @@ def forget_probes() -> None:
         _probed.clear()
 
 
-def _probe(model: BaseChatModel) -> StructuredMethod:
+def _probe(model: BaseChatModel, usage: Usage) -> StructuredMethod:
     prompt = "What is 2 + 3? Give the answer as the field `answer`."
+    kept = len(usage.failures)
     for method in ("function_calling", "json_schema"):
+        runnable = limited(model, "probe", usage.deadline).with_structured_output(
+            _Probe, method=method, include_raw=True
+        )
         try:
-            runnable = limited(model, "probe").with_structured_output(_Probe, method=method, include_raw=True)
-            out: dict[str, Any] = runnable.invoke(_messages(prompt))  # type: ignore[assignment]
-        except Exception:  # the endpoint rejects this method (or is down): try the next
-            continue
+            out: dict[str, Any] = guarded(model, usage, lambda r=runnable: r.invoke(_messages(prompt)))  # type: ignore[misc]
+        except LLMStepFailed as exc:
+            cause = exc.__cause__
+            if cause is None or isinstance(cause, BreakerOpen) or endpoint_failure(cause):
+                raise  # down, hung, past the deadline: no verdict on the method, and nothing is cached
+            continue  # the endpoint rejects this method: try the next
         if isinstance(out.get("parsed"), _Probe):
+            del usage.failures[kept:]  # a method the endpoint refused is not a failure of the turn
             return method
+    del usage.failures[kept:]
     return "json_schema"
 
 
 def structured_call(model: BaseChatModel, schema: type[M], prompt: str, usage: Usage, step: str = "") -> M:
     """Ask for a ``schema`` object; raise :class:`LLMStepFailed` on any failure."""
-    method = structured_method(model)
-    runnable = limited(model, step).with_structured_output(schema, method=method, include_raw=True)
+    method = structured_method(model, usage)
+    runnable = limited(model, step, usage.deadline).with_structured_output(
+        schema, method=method, include_raw=True
+    )
     how = "calling the function" if method == "function_calling" else "writing the requested JSON"
 
     def wrong_reply(exc: Exception) -> str:  # the JSON-schema path raises while parsing the reply
@@ -300,7 +338,7 @@ def structured_call(model: BaseChatModel, schema: type[M], prompt: str, usage: U
 
 def text_call(model: BaseChatModel, prompt: str, usage: Usage, on_token: Any = None, step: str = "") -> str:
     """Plain text completion, streamed token by token to ``on_token`` when given."""
-    capped = limited(model, step) if step else model
+    capped = limited(model, step, usage.deadline) if step or usage.deadline is not None else model
 
     def call() -> tuple[str, BaseMessage | None]:
         if on_token is None:
@@ -323,7 +361,7 @@ def text_call(model: BaseChatModel, prompt: str, usage: Usage, on_token: Any = N
 
 def tool_call_plan(model: BaseChatModel, tools: list[Any], prompt: str, usage: Usage) -> list[dict[str, Any]]:
     """Let the model choose tool calls; return ``[{name, args}]`` (possibly empty when it calls none)."""
-    bound = limited(model, "plan").bind_tools(tools)
+    bound = limited(model, "plan", usage.deadline).bind_tools(tools)
     message = guarded(model, usage, lambda: bound.invoke(_messages(prompt)))
     usage.record(message)
     calls = getattr(message, "tool_calls", None) or []

@@ -309,3 +309,37 @@ def test_second_opinion_keeps_a_gap_the_evidence_really_lacks() -> None:
     # relation types alone are answered by the aspect the rule checked
     related: Any = {**covered, "missing_relations": ["treats", "has_symptom"]}
     assert second_opinion(related, rule, q, ["gout"], evidence, [])["sufficient"]
+
+
+def test_the_probes_verdict_is_kept_on_disk_so_a_new_process_does_not_probe_again(
+    stub: StubServer, slice_kb: KnowledgeBase, slice_kb_root: Path, tmp_path: Path
+) -> None:
+    """Issue 23: every `evigraph ask` is a new process and paid the probe (two test questions) again."""
+    import json as _json
+
+    stub.responder = LlamaLike()
+    consultant(stub, slice_kb, slice_kb_root, tmp_path, llm_structured="auto").ask(GOUT_Q)
+    cached = _json.loads((tmp_path / "llm_probe.json").read_text())
+    assert cached == {f"{stub.base_url}|qwen-like": "json_schema"}
+    forget_probes()  # as in a new process: only the file remembers
+    stub.requests.clear()
+    consultant(stub, slice_kb, slice_kb_root, tmp_path, llm_structured="auto").ask(GOUT_Q)
+    assert "_Probe" not in names(stub)
+    (tmp_path / "llm_probe.json").write_text("{not json")  # damaged: probe again, never fail
+    forget_probes()
+    stub.requests.clear()
+    consultant(stub, slice_kb, slice_kb_root, tmp_path, llm_structured="auto").ask(GOUT_Q)
+    assert names(stub)[:2] == ["_Probe", "_Probe"]
+
+
+def test_a_probe_against_a_hung_endpoint_ends_at_the_deadline_counts_for_the_breaker_and_is_not_cached(
+    stub: StubServer, slice_kb: KnowledgeBase, slice_kb_root: Path, tmp_path: Path
+) -> None:
+    stub.responder = lambda body: stall_reply(60)
+    result = consultant(
+        stub, slice_kb, slice_kb_root, tmp_path, llm_structured="auto", llm_turn_deadline_s=2.0
+    ).ask(GOUT_Q)
+    assert result.answer["mode"] == "offline"
+    assert "hypothesis" in fallbacks(result)
+    assert not (tmp_path / "llm_probe.json").exists()
+    assert len(stub.requests) == 1  # the probe's first request timed out; nothing was retried

@@ -193,7 +193,7 @@ def make_plan(deps: ConsultDeps):  # type: ignore[no-untyped-def]
             )
             tools = [ner_link_tool(deps.kb), hypergraph_walk_tool(deps.kb), reasoning_chain_tool(deps.kb)]
             try:
-                if structured_method(deps.llm) == "json_schema":
+                if structured_method(deps.llm, usage) == "json_schema":
                     calls = schema_plan(deps, state, ctx, prompt, usage)
                 else:
                     planned = tool_call_plan(deps.llm, tools, prompt, usage)
