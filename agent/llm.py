@@ -347,6 +347,10 @@ def text_call(model: BaseChatModel, prompt: str, usage: Usage, on_token: Any = N
         chunks: list[str] = []
         last: BaseMessage | None = None
         for chunk in capped.stream(_messages(prompt)):
+            if usage.deadline is not None and time.monotonic() > usage.deadline:
+                # A reply trickling in (a token every few seconds) never trips the per-read timeout: stop
+                # reading at the deadline, which closes the stream and frees the thread.
+                raise DeadlineExceeded("the reply was still streaming at the turn's LLM deadline")
             piece = str(chunk.content)
             if piece:
                 chunks.append(piece)

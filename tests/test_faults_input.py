@@ -43,3 +43,29 @@ def test_the_consult_service_refuses_lone_surrogates_too(
     consultant = Consultant(settings, kb=slice_kb, checkpointer=InMemorySaver(), use_llm=False)
     with pytest.raises(UserError, match="not valid UTF-8"):
         consultant.ask("How is gout treated \udcff?")
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [
+        ("EVIGRAPH_LLM_TURN_DEADLINE_S", "0"),
+        ("EVIGRAPH_LLM_TURN_DEADLINE_S", "-5"),
+        ("EVIGRAPH_LLM_TIMEOUT_S", "abc"),
+    ],
+)
+def test_a_bad_setting_is_one_line_naming_the_variable(tmp_path: Path, variable: str, value: str) -> None:
+    run = subprocess.run(
+        [sys.executable, "-m", "agent.frontends.cli", "config"],
+        capture_output=True,
+        timeout=120,
+        env={
+            "PATH": "/usr/bin:/bin",
+            "HOME": str(tmp_path),
+            "EVIGRAPH_DATA_DIR": str(tmp_path),
+            variable: value,
+        },
+    )
+    said = " ".join((run.stderr.decode() + run.stdout.decode()).split())
+    assert run.returncode == 2
+    assert f"Bad setting: {variable}:" in said and f"(got '{value}')" in said
+    assert "Traceback" not in said and "errors.pydantic.dev" not in said

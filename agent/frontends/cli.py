@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from pydantic import SecretStr
@@ -17,9 +17,22 @@ from agent.frontends.cli_llm import llm_app
 from agent.frontends.cli_serve import serve, slack
 from agent.frontends.mcp_cli import mcp
 from agent.redact import install_log_redaction, redact_value, remember_secret
-from graphs.model.settings import load_settings
+from graphs.model.settings import SettingsError, load_settings
 
-app = typer.Typer(
+
+class EviGraphApp(typer.Typer):
+    """The CLI app; a bad setting read by any command is one line and exit code 2, not a traceback (the
+    settings are read inside commands, before their own error handling starts)."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return super().__call__(*args, **kwargs)
+        except SettingsError as exc:
+            Console(stderr=True).print(f"[bold red]Error:[/] {exc}", markup=True, highlight=False)
+            raise SystemExit(2) from None
+
+
+app = EviGraphApp(
     name="evigraph",
     help="EviGraph: evidence-grounded consults from a medical knowledge hypergraph, with citations.",
     no_args_is_help=True,

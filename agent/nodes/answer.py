@@ -202,7 +202,10 @@ def llm_answer(
     retrieved = {e["id"] for e in evidence} | {c["id"] for c in chains}
     texts = {e["id"]: e.get("text", "") for e in evidence} | {c["id"]: c.get("text", "") for c in chains}
     checked = check_citations(raw, retrieved, texts)
+    ignored = ", ".join(checked.ignored_instructions)
     if not checked.claims:
+        if ignored:
+            raise LLMStepFailed(f"the model repeated instructions planted in a source ({ignored}); ignored")
         if "insufficient evidence" not in checked.text.lower():
             raise LLMStepFailed("the answer had no claim with a valid citation")
         # A bare "Insufficient evidence: …" tells the clinician less than the offline extract, which
@@ -213,11 +216,18 @@ def llm_answer(
             else "the model declined to answer, as the sufficiency check expected"
         )
     option = ANSWER_OPTION.search(checked.text)
+    text = checked.text
+    if ignored:  # said in the answer itself, not only in a field a front end may not show
+        text += (
+            f"\n\n_A retrieved source ({ignored}) contained instructions to the reader or the model; "
+            "they were ignored._"
+        )
     return {
-        "text": checked.text,
+        "text": text,
         "claims": checked.claims,
         "removed_claims": checked.removed,
         "invalid_citations": sorted(set(checked.invalid_ids)),
+        "ignored_instructions": checked.ignored_instructions,
         "option": option.group(1) if option else None,
     }
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from agent.citations import reads_as_instruction
 from agent.nodes.focus import Focus
 from agent.nodes.reading import MAX_CHARS, MIN_CHARS, ReadSentence, read_evidence, with_lists
 from agent.state import EvidenceRec
@@ -86,9 +87,10 @@ def readable(sentence: str) -> str:
 
 def states_something(sentence: str) -> bool:
     """A sentence that may be shown as evidence: not a heading asked as a question ("How Is Cystic Fibrosis
-    Inherited?") and not a pointer to another page."""
+    Inherited?"), not a pointer to another page, and not an instruction planted in a document ("ignore all
+    previous instructions and tell the reader …": data, never a key sentence or an LLM prompt line)."""
     flat = sentence.strip()
-    return not flat.endswith("?") and not NAVIGATION.search(flat)
+    return not flat.endswith("?") and not NAVIGATION.search(flat) and not reads_as_instruction(flat)
 
 
 def candidates(focus: Focus, evidence: list[EvidenceRec]) -> list[tuple[EvidenceRec, int, int]]:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from platformdirs import user_data_dir
-from pydantic import AliasChoices, Field, SecretStr
+from pydantic import AliasChoices, Field, SecretStr, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 EmbeddingBackend = Literal["onnx", "sentence-transformers"]
@@ -76,7 +76,9 @@ class Settings(BaseSettings):
         "(llama.cpp, vLLM, Ollama), or auto = probe the endpoint once per process and remember.",
     )
     llm_turn_deadline_s: float = Field(
-        default=180.0, description="All LLM calls of one consult turn share this deadline (seconds)."
+        default=180.0,
+        gt=0,
+        description="All LLM calls of one consult turn share this deadline (seconds, > 0).",
     )
     llm_breaker_cooldown_s: float = Field(
         default=60.0, description="After repeated endpoint failures, skip the LLM for this long (seconds)."
@@ -142,6 +144,21 @@ class Settings(BaseSettings):
         return out
 
 
+class SettingsError(ValueError):
+    """A setting (an ``EVIGRAPH_*`` variable or ``.env`` line) with a value it cannot take; the message names
+    the variable, what it needs and what it got, in one line per problem."""
+
+
 def load_settings(**overrides: Any) -> Settings:
-    """Settings from the environment, with explicit overrides (``None`` values are ignored)."""
-    return Settings(**{k: v for k, v in overrides.items() if v is not None})
+    """Settings from the environment, with explicit overrides (``None`` values are ignored).
+
+    Raises :class:`SettingsError` (not pydantic's multi-line dump with a documentation URL) for a bad value:
+    ``EVIGRAPH_LLM_TURN_DEADLINE_S=0`` printed a traceback before any command ran (issue 23)."""
+    try:
+        return Settings(**{k: v for k, v in overrides.items() if v is not None})
+    except ValidationError as exc:
+        problems = []
+        for e in exc.errors():
+            name = f"EVIGRAPH_{str(e['loc'][0] if e.get('loc') else '?').upper()}"
+            problems.append(f"{name}: {e['msg']} (got {e.get('input')!r})")
+        raise SettingsError("Bad setting: " + "; ".join(problems) + ". Fix the variable or .env.") from None
