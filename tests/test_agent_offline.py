@@ -278,6 +278,7 @@ def test_an_offline_reply_check_is_never_a_bare_answered(consultant: Consultant)
     assert checked["status"] in ("unverified", "insufficient"), checked["status"]
     lines = [line for line in checked["text"].splitlines() if line.strip()]
     assert lines[1] == UNVERIFIED_LINE  # right under the offline label, before any evidence
+    assert "Direct answer" not in checked["text"]  # the evidence is not presented as an answer to the reply
     assert_cites_only_retrieved(checked)
     clinical = consultant.ask("How is gout treated?", task="clinical").answer
     assert UNVERIFIED_LINE not in clinical["text"] and clinical["status"] in ("answered", "insufficient")

@@ -42,6 +42,7 @@ SAFETY_NOTE = (
 )
 OFFLINE_LABEL = "Retrieved evidence (offline mode — extractive, not a generated answer)"
 DIRECT_LABEL = "Direct answer (from the retrieved evidence)"
+REPLY_EVIDENCE_LABEL = "What the evidence says about the reply's subject (not a verdict on the reply)"
 KG_ONLY_LABEL = (
     "What the knowledge graph lists for the asked relation (the passages are not enough to answer)"
 )
@@ -96,6 +97,8 @@ def extractive_text(
     lines += mcq_lines(mcq, {e["id"] for e in evidence})
     if direct and direct.get("lines"):
         heading = DIRECT_LABEL if sufficient else KG_ONLY_LABEL
+        if state.get("task") == "check_reply":  # evidence about the reply, never its verdict (issue 22)
+            heading = REPLY_EVIDENCE_LABEL
         lines += [f"### {heading}", *direct["lines"], ""]
     if not sufficient and not full:
         closest = evidence[:CLOSEST_SHOWN]
