@@ -23,6 +23,7 @@ import asyncio
 import logging
 import time
 from collections.abc import AsyncIterator, Callable
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -133,6 +134,13 @@ class ConsultService:
     ) -> AsyncIterator[ConsultService]:
         """A service for the ``async with`` block (the KB it opened itself is closed at the end)."""
         limits = limits or ServeSettings()
+        # Every running turn holds a worker thread for its sync nodes, and an LLM call holds it until the
+        # turn's deadline. asyncio's default pool has min(32, cores + 4) threads — 6 here — so 20 turns
+        # against a hung endpoint ended in waves: 33 s median for a 10 s deadline (bench_hung_server.py).
+        # The pool fits the turns the service admits to run at once, plus a few for history reads.
+        asyncio.get_running_loop().set_default_executor(
+            ThreadPoolExecutor(max_workers=limits.max_parallel_turns + 4, thread_name_prefix="evigraph-turn")
+        )
         owned = kb is None
         opened = kb if kb is not None else await asyncio.to_thread(open_kb, settings)
         service: ConsultService | None = None
