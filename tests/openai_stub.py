@@ -55,6 +55,12 @@ def error_reply(status: int = 500, message: str = "") -> Reply:
     return Reply("error", status=status, content=message)
 
 
+def trickle_reply(content: str, every_s: float) -> Reply:
+    """A streamed text reply whose chunks come ``every_s`` seconds apart (each read is quick, the whole is
+    slow: no per-read timeout ever fires)."""
+    return Reply("trickle", content=content, delay_s=every_s)
+
+
 def stall_reply(delay_s: float) -> Reply:
     """Answer only after ``delay_s`` seconds (longer than the client's timeout: the client gives up)."""
     return Reply("stall", delay_s=delay_s, content="too late")
@@ -223,13 +229,15 @@ def _handler(server: StubServer) -> type[BaseHTTPRequestHandler]:
                         "scripted server error" if first.status != 599 else "no scripted reply left"
                     )
                     self._send_json(first.status, {"error": {"message": message, "type": "server_error"}})
-                elif body.get("stream") and first.kind == "text":
+                elif body.get("stream") and first.kind in ("text", "trickle"):
                     self.send_response(200)
                     self.send_header("Content-Type", "text/event-stream")
                     self.end_headers()
                     for chunk in _sse_chunks(body, first.content, first.finish):
                         self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
                         self.wfile.flush()
+                        if first.kind == "trickle":
+                            server.stop.wait(first.delay_s)
                     self.wfile.write(b"data: [DONE]\n\n")
                     self.wfile.flush()
                 else:

@@ -10,6 +10,7 @@ to its offline path, say why in the trace, and still end the consult with an ans
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,7 @@ from tests.openai_stub import (
     text_reply,
     tool_calls_reply,
     tool_reply,
+    trickle_reply,
     user_prompt,
 )
 
@@ -87,7 +89,12 @@ def stub() -> Iterator[StubServer]:
 
 
 def consultant_for(
-    stub: StubServer, kb: KnowledgeBase, kb_root: Path, data_dir: Path, timeout_s: float = 30.0
+    stub: StubServer,
+    kb: KnowledgeBase,
+    kb_root: Path,
+    data_dir: Path,
+    timeout_s: float = 30.0,
+    **extra: Any,
 ) -> Consultant:
     settings = Settings(
         kb_dir=kb_root,
@@ -99,6 +106,7 @@ def consultant_for(
         llm_max_retries=0,
         llm_enabled=True,
         llm_structured="function_calling",  # these tests pin the function-calling path
+        **extra,
     )
     consultant = Consultant(settings, kb=kb, checkpointer=InMemorySaver())
     assert isinstance(consultant.llm, ChatOpenAI) and consultant.mode == "llm"
@@ -379,3 +387,19 @@ def test_a_claim_that_obeys_a_planted_instruction_is_cut_even_when_it_cites_that
         ]
     finally:
         kb.close()
+
+
+def test_a_reply_trickling_in_under_the_read_timeout_is_cut_at_the_turn_deadline(
+    stub: StubServer, slice_kb: KnowledgeBase, slice_kb_root: Path, tmp_path: Path
+) -> None:
+    """Issue 23: an endpoint streaming one token every second never trips a per-read timeout; the turn
+    falls back at its deadline, and the call's thread stops reading right after it instead of streaming on."""
+    import threading
+
+    slow = " ".join(["Colchicine treats gout flares."] * 20)
+    stub.responder = router(answer=[trickle_reply(slow, every_s=1.0)])
+    consultant = consultant_for(stub, slice_kb, slice_kb_root, tmp_path, llm_turn_deadline_s=4.0)
+    result = consultant.ask(GOUT_Q)
+    assert result.answer["mode"] == "offline" and "deadline" in result.answer["fallback"]
+    time.sleep(2.5)  # one chunk interval after the deadline, and a margin
+    assert not [t for t in threading.enumerate() if t.name == "llm-call" and t.is_alive()]
