@@ -66,6 +66,8 @@ class Verdict(TypedDict, total=False):
     method: str
     answered_probability: float
     """The calibrated model's probability that the evidence answers (agent/nodes/answered.py), offline."""
+    not_covered: str
+    """Why the KB cannot answer this kind of question at all (agent/nodes/coverage.py), when it cannot."""
 
 
 class KGFactRec(TypedDict, total=False):

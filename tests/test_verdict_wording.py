@@ -102,3 +102,24 @@ def test_a_passage_or_sentence_that_is_a_list_item_is_one_bullet_in_every_render
     assert clip("•  - Colchicine", 100) == "Colchicine"
     assert readable("- Allopurinol lowers uric acid.") == "Allopurinol lowers uric acid."
     assert clip("-1.5 mmol/L is the lower limit", 100) == "-1.5 mmol/L is the lower limit"
+
+
+def test_a_drug_question_on_a_kb_without_drug_labels_says_it_is_not_covered(
+    slice_kb: KnowledgeBase, slice_kb_root: Path, tmp_path: Path
+) -> None:
+    """Issue 21: "side effects of lisinopril" ended "similarity 0.00" — now the answer says first that this
+    KB holds no drug labels, and how to add one; a disease question that names a drug does not get it."""
+    from agent.nodes.coverage import drug_label_evidence
+
+    settings = Settings(kb_dir=slice_kb_root, data_dir=tmp_path, llm_enabled=False)
+    consultant = Consultant(settings, kb=slice_kb, checkpointer=InMemorySaver(), use_llm=False)
+    assert drug_label_evidence(slice_kb) == 0
+    drug = consultant.ask("What are the common side effects of metformin?").answer
+    assert drug["status"] == "insufficient"
+    first = " ".join(drug["text"].split("\n\n")[1].split())
+    assert first.startswith(
+        "**Insufficient evidence — not covered**: this knowledge base holds no drug labels"
+    )
+    assert "metformin" in first.lower() and "evigraph kb add" in first
+    disease = consultant.ask("How is gout treated with colchicine?").answer
+    assert "not covered" not in disease["text"]

@@ -40,6 +40,7 @@ from agent.deps import ConsultDeps
 from agent.llm import LLMStepFailed, Usage, structured_call
 from agent.nodes.answered import answered_features, answered_model, answered_model_error
 from agent.nodes.common import emit, llm_on, question_in_context, step, usage_update
+from agent.nodes.coverage import not_covered
 from agent.nodes.focus import Focus, answering_passages, carries_aspect, question_focus
 from agent.nodes.hypothesis import condition
 from agent.nodes.key_sentences import shown_read
@@ -228,15 +229,19 @@ def rule_verdict(
         reasons.insert(0, "no medical entity of the question was found in the knowledge graph")
     elif not focus.entities:
         reasons.insert(0, "the question's entities only name what is asked, not a medical subject")
-    return {
-        "sufficient": decide(f, MIN_ANSWERING, MIN_RELEVANCE),
-        "completeness": completeness,
-        "missing_entities": missing_entities,
-        "missing_labels": missing_labels,
-        "missing_relations": [],
-        "reasons": reasons,
-        "method": "rule",
-    }
+    return with_coverage(
+        deps,
+        focus,
+        {
+            "sufficient": decide(f, MIN_ANSWERING, MIN_RELEVANCE),
+            "completeness": completeness,
+            "missing_entities": missing_entities,
+            "missing_labels": missing_labels,
+            "missing_relations": [],
+            "reasons": reasons,
+            "method": "rule",
+        },
+    )
 
 
 def offline_verdict(deps: ConsultDeps, state: ConsultState) -> Verdict:
@@ -275,6 +280,17 @@ def offline_verdict(deps: ConsultDeps, state: ConsultState) -> Verdict:
         verdict["missing_labels"] = labels
         if not rule["missing_entities"] and not labels:
             verdict["missing_labels"] = ["a passage that answers the question"]
+    return with_coverage(deps, found[0], verdict)
+
+
+def with_coverage(deps: ConsultDeps, focus: Focus, verdict: Verdict) -> Verdict:
+    """``verdict`` with ``not_covered`` set when it is insufficient and the KB cannot cover the kind of
+    question at all (agent/nodes/coverage.py), and without it otherwise."""
+    note = None if verdict.get("sufficient") else not_covered(deps.kb, focus)
+    if note:
+        verdict["not_covered"] = note
+    else:
+        verdict.pop("not_covered", None)
     return verdict
 
 
