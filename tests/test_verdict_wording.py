@@ -118,7 +118,7 @@ def test_a_drug_question_on_a_kb_without_drug_labels_says_it_is_not_covered(
     assert drug["status"] == "insufficient"
     first = " ".join(drug["text"].split("\n\n")[1].split())
     assert first.startswith(
-        "**Insufficient evidence — not covered**: this knowledge base holds no drug labels"
+        "**Insufficient evidence** — not covered: this knowledge base holds no drug labels"
     )
     assert "metformin" in first.lower() and "evigraph kb add" in first
     disease = consultant.ask("How is gout treated with colchicine?").answer

@@ -176,7 +176,7 @@ def insufficient_line(verdict: Verdict) -> str:
     lacking = ", ".join(missing) or "relevant passages"
     if verdict.get("not_covered"):  # what the KB cannot answer at all comes first (issue 21)
         note = verdict["not_covered"]
-        return f"**Insufficient evidence — not covered**: {note} Missing: {lacking}. {why}".strip()
+        return f"**Insufficient evidence** — not covered: {note} Missing: {lacking}. {why}".strip()
     return f"**Insufficient evidence**{score}. Missing: {lacking}. {why}".strip()
 
 
