@@ -147,3 +147,15 @@ def test_sources_carry_the_answers_own_numbers_one_line_per_page_and_chains_wrap
     urls = [s["url"] for s in answer["sources"] if s.get("url")]
     for url in set(urls):
         assert table.count(url) == 1, url
+
+
+def test_the_citation_panel_lists_numbers_in_order_when_a_passage_is_cited_before_the_chains() -> None:
+    """Seen in the newcomer trial: an insufficient answer quoting passage [1] before KG facts [2][3] showed
+    the chains' row first, so the panel read [2] [3] [1]."""
+    text = "Best sentence [E:aaa111].\n- **Drugs:** metformin [C:ccc333][C:ddd444]"
+    answer = answer_of(
+        text,
+        chain_texts={"C:ccc333": "metformin -treats-> type 2 diabetes", "C:ddd444": "metformin -x-> y"},
+    )
+    panel = shown(answer).split("citations", 1)[1]
+    assert panel.index("[1]") < panel.index("[2]") < panel.index("[3]"), panel

@@ -91,6 +91,7 @@ def citations_panel(answer: dict[str, Any], order: list[str], texts: dict[str, s
     }
     rows: list[RenderableType] = []
     chain_cells: list[Text] = []
+    grid_at = 0  # the chains' grid goes where the first chain's number falls ([1] before [2][3])
     for i, cid in enumerate(order, 1):
         line = Text(f"[{i}] {cid}", style="bold", overflow="fold")
         about = titles.get(documents.get(cid)) if cid.startswith("E:") else texts.get(cid)
@@ -104,6 +105,8 @@ def citations_panel(answer: dict[str, Any], order: list[str], texts: dict[str, s
             # compact: the chain's text is what reads; its id is in the full view (/more, --full)
             cell = Text(f"[{i}] ", style="bold", overflow="fold")
             cell.append(clean_text(texts[cid], keep_newlines=False), style="cyan")
+            if not chain_cells:
+                grid_at = len(rows)
             chain_cells.append(cell)
         else:
             rows.append(line)
@@ -114,7 +117,7 @@ def citations_panel(answer: dict[str, Any], order: list[str], texts: dict[str, s
         grid.add_column(ratio=1, overflow="fold")
         for k in range(0, len(chain_cells), 2):
             grid.add_row(*chain_cells[k : k + 2])
-        rows.insert(0, grid)
+        rows.insert(grid_at, grid)
     return Panel(Group(*rows), title="citations", title_align="left")
 
 
