@@ -7,6 +7,7 @@ message and exit code 2. Anything unexpected is still reported in one line, with
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import sqlite3
 from collections.abc import Iterator
@@ -45,29 +46,46 @@ EXPECTED_ERRORS: tuple[type[Exception], ...] = (
 )
 
 
-def store_outage(exc: BaseException) -> str | None:
-    """The sentence for a store that is down, when ``exc`` (or what caused it) says one is; else ``None``.
+POSTGRES_DOWN = (
+    "The consult store (Postgres) is unreachable; consults already stored are kept. Try again when it is "
+    "back (check EVIGRAPH_CHECKPOINT_URL and that the server is running)."
+)
+NEO4J_DOWN = (
+    "The graph store (Neo4j) is unreachable. Try again when it is back (check EVIGRAPH_NEO4J_URI and that "
+    "the server is running)."
+)
 
-    Why: the drivers raise their own types — psycopg's ``AdminShutdown`` and the pool's ``PoolTimeout`` when
-    Postgres stops, neo4j's ``ServiceUnavailable`` — and those reached a user as "Internal error" (HTTP
-    500) although nothing was wrong but a store to wait for (issue 23). Checked by class name and module,
-    so neither driver has to be installed to ask."""
+
+@functools.cache
+def store_driver_errors() -> tuple[tuple[type[Exception], str], ...]:
+    """The drivers' "store is down" classes with the sentence for each: psycopg's ``OperationalError``
+    (``AdminShutdown`` and the pool's ``PoolTimeout`` are subclasses) and neo4j's ``ServiceUnavailable`` /
+    ``SessionExpired``. A driver that is not installed (psycopg is the `postgres` extra) adds nothing."""
+    found: list[tuple[type[Exception], str]] = []
+    with contextlib.suppress(ImportError):
+        import psycopg
+
+        found.append((psycopg.OperationalError, POSTGRES_DOWN))
+    with contextlib.suppress(ImportError):
+        from neo4j.exceptions import ServiceUnavailable, SessionExpired
+
+        found += [(ServiceUnavailable, NEO4J_DOWN), (SessionExpired, NEO4J_DOWN)]
+    return tuple(found)
+
+
+def store_outage(exc: BaseException) -> str | None:
+    """The sentence for a store that is down, when ``exc`` (or what caused it) is a driver's "down" error;
+    else ``None``.
+
+    Why: those errors reached a user as "Internal error" (HTTP 500) although nothing was wrong but a store
+    to wait for (issue 23). The HTTP app registers the same classes as handlers (``store_driver_errors``)."""
     seen: set[int] = set()
     current: BaseException | None = exc
     while current is not None and id(current) not in seen:
         seen.add(id(current))
-        module = type(current).__module__
-        names = {cls.__name__ for cls in type(current).__mro__}
-        if module.startswith(("psycopg", "psycopg_pool")) and "OperationalError" in names:
-            return (
-                "The consult store (Postgres) is unreachable; consults already stored are kept. Try again "
-                "when it is back (check EVIGRAPH_CHECKPOINT_URL and that the server is running)."
-            )
-        if module.startswith("neo4j") and names & {"ServiceUnavailable", "SessionExpired"}:
-            return (
-                "The graph store (Neo4j) is unreachable. Try again when it is back (check "
-                "EVIGRAPH_NEO4J_URI and that the server is running)."
-            )
+        for cls, sentence in store_driver_errors():
+            if isinstance(current, cls):
+                return sentence
         current = current.__cause__ or current.__context__
     return None
 

@@ -147,8 +147,9 @@ def _reason(exc: BaseException) -> str:
 
 
 def limited(model: BaseChatModel, step: str, deadline: float | None = None) -> BaseChatModel:
-    """A copy of ``model`` with the step's ``max_tokens`` and, under a turn ``deadline``, an HTTP client
-    whose request ends by it (models without these fields are returned as they are).
+    """A copy of ``model`` with the ``step``'s ``max_tokens`` (none without a step) and, under a turn
+    ``deadline``, an HTTP client whose request ends by it (models without these fields are returned as
+    they are).
 
     Why the client: a call abandoned at the deadline used to run on in its thread until the client's own
     timeout and retries gave up (60 s × 3), and ``evigraph ask`` could not exit until then — 184 s for a
@@ -157,7 +158,7 @@ def limited(model: BaseChatModel, step: str, deadline: float | None = None) -> B
     handle the failure."""
     fields = type(model).model_fields
     update: dict[str, Any] = {}
-    if "max_tokens" in fields:
+    if step and "max_tokens" in fields:
         update["max_tokens"] = MAX_TOKENS.get(step, 400)
     root = getattr(model, "root_client", None)
     if deadline is not None and "root_client" in fields and root is not None:
@@ -338,7 +339,7 @@ def structured_call(model: BaseChatModel, schema: type[M], prompt: str, usage: U
 
 def text_call(model: BaseChatModel, prompt: str, usage: Usage, on_token: Any = None, step: str = "") -> str:
     """Plain text completion, streamed token by token to ``on_token`` when given."""
-    capped = limited(model, step, usage.deadline) if step or usage.deadline is not None else model
+    capped = limited(model, step, usage.deadline)
 
     def call() -> tuple[str, BaseMessage | None]:
         if on_token is None:

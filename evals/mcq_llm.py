@@ -136,24 +136,29 @@ def save(
     return summary
 
 
+def compare(part: list[dict[str, Any]], alone: str, alone_s: str) -> dict[str, Any]:
+    """Accuracy alone vs with evidence (Wilson intervals), their paired difference and the median seconds,
+    for rows holding ``gold``, the ``alone`` answer and ``with_evidence`` (also evals/yesno_llm.py)."""
+    a = [r[alone] == r["gold"] for r in part]
+    b = [r["with_evidence"] == r["gold"] for r in part]
+    return {
+        "n": len(part),
+        "alone": {"accuracy": round(sum(a) / len(a), 3), "ci95": wilson(sum(a), len(a))},
+        "with_evidence": {"accuracy": round(sum(b) / len(b), 3), "ci95": wilson(sum(b), len(b))},
+        "difference_ci95": paired_bootstrap(a, b),
+        "seconds_per_question": {
+            "alone": statistics.median(r[alone_s] for r in part),
+            "with_evidence": statistics.median(r["with_evidence_s"] for r in part),
+        },
+    }
+
+
 def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
     table: dict[str, Any] = {}
     for name in (*SETS, "all"):
         part = [r for r in rows if name in ("all", r["set"])]
-        if not part:
-            continue
-        a = [r["direct"] == r["gold"] for r in part]
-        b = [r["with_evidence"] == r["gold"] for r in part]
-        table[name] = {
-            "n": len(part),
-            "alone": {"accuracy": round(sum(a) / len(a), 3), "ci95": wilson(sum(a), len(a))},
-            "with_evidence": {"accuracy": round(sum(b) / len(b), 3), "ci95": wilson(sum(b), len(b))},
-            "difference_ci95": paired_bootstrap(a, b),
-            "seconds_per_question": {
-                "alone": statistics.median(r["direct_s"] for r in part),
-                "with_evidence": statistics.median(r["with_evidence_s"] for r in part),
-            },
-        }
+        if part:
+            table[name] = compare(part, "direct", "direct_s")
     return {"table": table}
 
 

@@ -21,14 +21,13 @@ import argparse
 import json
 import random
 import re
-import statistics
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 from evals.kb_cache import DEFAULT_CACHE_DIR, open_task_kb
-from evals.mcq_llm import paired_bootstrap, save, wilson
+from evals.mcq_llm import compare, save
 
 REPO = Path(__file__).resolve().parent.parent
 WORD = re.compile(r"\b(yes|no|maybe)\b", re.IGNORECASE)
@@ -148,23 +147,9 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
     table: dict[str, Any] = {}
     for name in ("bioasq-yesno", "pubmedqa", "all"):
         part = [r for r in rows if name in ("all", r["set"])]
-        if not part:
-            continue
-        a = [r["alone"] == r["gold"] for r in part]
-        b = [r["with_evidence"] == r["gold"] for r in part]
-        table[name] = {
-            "n": len(part),
-            "majority_class": round(
-                max(sum(r["gold"] == g for r in part) for g in ("yes", "no", "maybe")) / len(part), 3
-            ),
-            "alone": {"accuracy": round(sum(a) / len(a), 3), "ci95": wilson(sum(a), len(a))},
-            "with_evidence": {"accuracy": round(sum(b) / len(b), 3), "ci95": wilson(sum(b), len(b))},
-            "difference_ci95": paired_bootstrap(a, b),
-            "seconds_per_question": {
-                "alone": statistics.median(r["alone_s"] for r in part),
-                "with_evidence": statistics.median(r["with_evidence_s"] for r in part),
-            },
-        }
+        if part:
+            majority = max(sum(r["gold"] == g for r in part) for g in ("yes", "no", "maybe")) / len(part)
+            table[name] = {**compare(part, "alone", "alone_s"), "majority_class": round(majority, 3)}
     return {"table": table}
 
 

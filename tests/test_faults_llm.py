@@ -13,7 +13,6 @@ evals/bench_llm_deadline.py, not here.
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
 import threading
@@ -26,38 +25,22 @@ from typing import Any
 
 import pytest
 
+from evals.bench_llm_deadline import hung_server
+
 DEADLINE_S = 3
 EXIT_BOUND_S = 40
 
 
 @contextmanager
 def hung_endpoint() -> Iterator[str]:
-    """A TCP server that accepts connections and never answers (no error, no reply)."""
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(32)
-    listener.settimeout(0.2)
-    held: list[socket.socket] = []
-    stop = threading.Event()
-
-    def serve() -> None:
-        while not stop.is_set():
-            try:
-                conn, _ = listener.accept()
-                held.append(conn)
-            except OSError:
-                continue
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
+    """A server that accepts and never answers (the benchmark's: evals/bench_llm_deadline.py)."""
+    url, stop, held = hung_server()
     try:
-        yield f"http://127.0.0.1:{listener.getsockname()[1]}/v1"
+        yield url
     finally:
         stop.set()
-        thread.join(2)
         for conn in held:
             conn.close()
-        listener.close()
 
 
 @contextmanager

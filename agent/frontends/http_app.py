@@ -28,7 +28,6 @@ consult or route, 405 method, 408 body too slow, 409 consult busy, 413 body too 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hmac
 import json
 import logging
@@ -46,7 +45,7 @@ from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from agent.consult_lock import ConsultBusy
-from agent.errors import UserError, store_outage
+from agent.errors import UserError, store_driver_errors, store_outage
 from agent.frontends.http_health import readiness
 from agent.redact import install_log_redaction, redact
 from agent.serving import ConsultService, ServerBusy, ServeSettings, UnknownConsult
@@ -389,20 +388,7 @@ def _install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(StarletteHTTPException, on_http)
     app.add_exception_handler(RequestValidationError, on_validation)
     app.add_exception_handler(Exception, on_any)
-    for cls in (ApiError, UserError, *_store_driver_errors()):
+    # The stores' "down" errors by class, so Starlette answers 503 without re-raising them into uvicorn's
+    # "Exception in ASGI application" traceback (a store outage is one log line).
+    for cls in (ApiError, UserError, *(driver for driver, _ in store_driver_errors())):
         app.add_exception_handler(cls, on_any)
-
-
-def _store_driver_errors() -> list[type[Exception]]:
-    """The drivers' "store is down" classes, handled by name so Starlette answers 503 without re-raising them
-    into uvicorn's "Exception in ASGI application" traceback (a store outage is one log line)."""
-    found: list[type[Exception]] = []
-    with contextlib.suppress(ImportError):
-        import psycopg
-
-        found.append(psycopg.OperationalError)
-    with contextlib.suppress(ImportError):
-        from neo4j.exceptions import ServiceUnavailable, SessionExpired
-
-        found += [ServiceUnavailable, SessionExpired]
-    return found

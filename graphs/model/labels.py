@@ -90,15 +90,19 @@ diagnosed); any other may only take an inflection (-s, -es, -d, -ed, -ing), so "
 "testicular", and "gene" finds "genes" but not "generalized"."""
 
 
-def _cue_pattern(cues: tuple[str, ...]) -> re.Pattern[str]:
+PHRASE_CUES: dict[str, str] = {"mechanism": r"how (?:does|do|did) (?:\S+ ){1,4}work\b"}
+"""Cues that hold the subject inside a phrase ("how does metformin work?"), which a cue word cannot say:
+regular expressions, matched at a word start like the cue words of the same label."""
+
+
+def _cue_pattern(cues: tuple[str, ...], phrase: str | None = None) -> re.Pattern[str]:
     parts = [re.escape(c[:-1]) if c.endswith("*") else re.escape(c) + r"(?:s|es|d|ed|ing)?\b" for c in cues]
-    return re.compile(r"\b(?:" + "|".join(parts) + ")")
+    return re.compile(r"\b(?:" + "|".join([*parts, *([phrase] if phrase else [])]) + ")")
 
 
-_CUE_PATTERNS: dict[str, re.Pattern[str]] = {label: _cue_pattern(c) for label, c in LABEL_KEYWORDS.items()}
-_CUE_PATTERNS["mechanism"] = re.compile(
-    _CUE_PATTERNS["mechanism"].pattern + r"|\bhow (?:does|do|did) (?:\S+ ){1,4}work\b"
-)  # "how does metformin work?" — a phrase with the subject inside, which a cue word cannot say
+_CUE_PATTERNS: dict[str, re.Pattern[str]] = {
+    label: _cue_pattern(cues, PHRASE_CUES.get(label)) for label, cues in LABEL_KEYWORDS.items()
+}
 
 DIFFERENTIAL = re.compile(
     r"\b(?:differential|what (?:could|might|may) (?:it|this|these|that) be"
