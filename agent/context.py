@@ -37,4 +37,9 @@ class ConsultContext:
     """False forces the offline path even when an LLM is configured."""
     seed: int = 0
     walk_mode: Literal["random_walk", "ppr"] = "ppr"
+    started_at: float | None = None
+    """When the user's wait began (``time.monotonic()``): the request's arrival, the CLI process's start.
+    The turn's LLM deadline counts from here, not from the first LLM step (None: from that step)."""
+    turns_running: int = 1
+    """Turns running in this process when this one started; sizes the time kept for the offline finish."""
     extra: dict[str, Any] = field(default_factory=dict)

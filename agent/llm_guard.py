@@ -13,6 +13,7 @@ The turn is identified by LangGraph's ``thread_id`` (one writer per consult): th
 from __future__ import annotations
 
 import contextvars
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -44,9 +45,32 @@ def _thread_id() -> str | None:
         return None
 
 
-def start_turn_deadline(seconds: float) -> float:
-    """Start this turn's LLM deadline (monotonic seconds) for the running consult; returns it."""
-    deadline = time.monotonic() + seconds
+# Seconds an offline finish takes after the LLM gives up (the rest of one turn on one core: ner_link to
+# answer, p90 of evals/bench_consult.py's offline turns ≈ 0.75 s). The LLM's share of the turn deadline
+# ends this long before the deadline, so the turn as a whole — the user's wait — ends by it (issue 23).
+OFFLINE_FINISH_S = 0.8
+
+
+def offline_reserve(seconds: float, turns_running: int = 1, cores: int | None = None) -> float:
+    """Time kept back from a ``seconds`` turn deadline for the offline finish.
+
+    Turns running side by side share the cores, so their offline finishes queue: 20 turns on 2 cores
+    against a hung endpoint ended 4 s after their LLM calls gave up (evals/bench_hung_server.py). The
+    reserve grows with turns per core, but never past half the deadline: under load a healthy endpoint
+    still gets at least half the turn.
+    """
+    per_core = max(1.0, turns_running / max(1, cores or os.cpu_count() or 1))
+    return min(OFFLINE_FINISH_S * per_core, seconds / 2)
+
+
+def start_turn_deadline(seconds: float, started_at: float | None = None, turns_running: int = 1) -> float:
+    """Start this turn's LLM deadline (monotonic seconds) for the running consult; returns it.
+
+    The deadline is ``seconds`` after ``started_at`` (when the user's wait began; now when None) less the
+    :func:`offline_reserve`, so an LLM that never answers still leaves the turn ending within ``seconds``.
+    """
+    begin = time.monotonic() if started_at is None else started_at
+    deadline = begin + seconds - offline_reserve(seconds, turns_running)
     key = _thread_id()
     if key is not None:
         with _lock:

@@ -25,7 +25,7 @@ import time
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -119,6 +119,7 @@ class ConsultService:
         self._slot = self._make_slot(kb, owned=kb_owned)
         self._slots = asyncio.Semaphore(limits.max_parallel_turns)
         self._admitted = 0
+        self._running = 0
         self._switch_lock = asyncio.Lock()
         self._next_kb_check = 0.0
 
@@ -189,6 +190,7 @@ class ConsultService:
         ``ConsultBusy`` (the consult's other turn did not end within the lock wait). A new consult whose
         first turn fails is deleted, so a failure never leaves an empty consult behind.
         """
+        arrived = time.monotonic()  # the turn's deadline counts from here, queueing included
         text, ctx = prepare_turn(question, task)
         capacity = self.limits.max_parallel_turns + self.limits.max_queued_turns
         if self._admitted >= capacity:
@@ -203,13 +205,16 @@ class ConsultService:
                 async with self._slots:
                     slot = await self._current_slot()
                     slot.users += 1
+                    self._running += 1
+                    timed = replace(ctx, started_at=arrived, turns_running=self._running)
                     try:
-                        return await self._run(slot, text, cid, ctx, on_event)
+                        return await self._run(slot, text, cid, timed, on_event)
                     except BaseException:
                         if is_new:
                             await self._forget(cid)
                         raise
                     finally:
+                        self._running -= 1
                         slot.users -= 1
                         self._close_if_idle(slot)
         finally:

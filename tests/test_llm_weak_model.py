@@ -9,6 +9,7 @@ turn deadline and the circuit breaker.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,8 +18,9 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
 from agent.consult import Consultant, TurnResult
+from agent.context import ConsultContext
 from agent.llm import MAX_TOKENS, forget_probes
-from agent.llm_guard import reset_breakers
+from agent.llm_guard import OFFLINE_FINISH_S, offline_reserve, reset_breakers, start_turn_deadline
 from agent.verdict_check import second_opinion
 from graphs.kb import KnowledgeBase
 from graphs.model.settings import Settings
@@ -273,6 +275,28 @@ def test_a_hung_endpoint_ends_at_the_turn_deadline_without_further_requests(
     assert result.answer["mode"] == "offline" and result.answer["status"] == "answered"
 
 
+def test_the_deadline_counts_from_when_the_user_began_waiting(
+    stub: StubServer, slice_kb: KnowledgeBase, slice_kb_root: Path, tmp_path: Path
+) -> None:
+    """A turn whose wait began 5 s ago (a CLI's start-up, a queued request) under a 2 s deadline never
+    calls the endpoint: the LLM's share of the turn is gone, and the offline answer is given at once."""
+    stub.responder = lambda body: stall_reply(30)
+    ask = consultant(stub, slice_kb, slice_kb_root, tmp_path, llm_turn_deadline_s=2.0)
+    result = ask.ask(GOUT_Q, context=ConsultContext(started_at=time.monotonic() - 5))
+    assert stub.requests == []
+    assert "deadline" in fallbacks(result)["hypothesis"]
+    assert result.answer["mode"] == "offline" and result.answer["status"] == "answered"
+
+
+def test_the_llm_share_of_a_turn_leaves_time_for_the_offline_finish() -> None:
+    began = time.monotonic()
+    assert start_turn_deadline(10, began) == pytest.approx(began + 10 - OFFLINE_FINISH_S)
+    assert offline_reserve(10, turns_running=1, cores=2) == OFFLINE_FINISH_S
+    # 20 turns on 2 cores queue their offline finishes; the LLM still gets half the turn.
+    assert offline_reserve(10, turns_running=6, cores=2) == pytest.approx(3 * OFFLINE_FINISH_S)
+    assert offline_reserve(10, turns_running=20, cores=2) == 5.0
+
+
 def test_the_circuit_breaker_skips_a_failing_endpoint(
     stub: StubServer, slice_kb: KnowledgeBase, slice_kb_root: Path, tmp_path: Path
 ) -> None:
@@ -343,3 +367,20 @@ def test_a_probe_against_a_hung_endpoint_ends_at_the_deadline_counts_for_the_bre
     assert "hypothesis" in fallbacks(result)
     assert not (tmp_path / "llm_probe.json").exists()
     assert len(stub.requests) == 1  # the probe's first request timed out; nothing was retried
+
+
+def test_an_endpoint_that_answers_the_probe_but_hangs_on_the_real_call_ends_at_the_deadline(
+    stub: StubServer, slice_kb: KnowledgeBase, slice_kb_root: Path, tmp_path: Path
+) -> None:
+    """Issue 23's bad input: the probe's quick answer must not let a later call outlive the turn."""
+    answers_probes = LlamaLike()
+    stub.responder = lambda body: answers_probes(body) if schema_name(body) == "_Probe" else stall_reply(60)
+    started = time.monotonic()
+    result = consultant(
+        stub, slice_kb, slice_kb_root, tmp_path, llm_structured="auto", llm_turn_deadline_s=3.0
+    ).ask(GOUT_Q)
+    assert time.monotonic() - started < 30  # far below the 60 s the hung call would take
+    assert result.answer["mode"] == "offline" and result.answer["evidence_ids"]
+    assert "deadline" in fallbacks(result)["hypothesis"]
+    assert names(stub).count("HypothesisOutput") == 1  # the hung call was not retried
+    assert (tmp_path / "llm_probe.json").exists()  # the probe's verdict was real, so it is kept

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
+import time
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -96,11 +98,18 @@ def ask(
     settings = load_settings(kb_dir=kb_dir)
     err = Console(stderr=True)
     with user_errors():
+        # The user's wait began when the process started (start-up counts towards the LLM deadline), or
+        # once the question was read from stdin; a first-use KB build (its own progress bar) is not counted.
+        waiting_since = process_started()
         if question == "-":
             question = sys.stdin.read()
+            waiting_since = time.monotonic()
         prepare_turn(question, task)  # bad input is refused before the KB is opened (or built)
+        kb_ready = settings.kb_dir is not None or (settings.kb_root / "current").exists()
         consultant = open_consultant(settings, offline)
-        context = ConsultContext(extra={"full": True}) if full else None
+        if not kb_ready:
+            waiting_since = time.monotonic()
+        context = ConsultContext(started_at=waiting_since, extra={"full": full})
         if as_json:
             result = consultant.ask(question, consult_id=consult, task=task, context=context)
         else:
@@ -119,6 +128,17 @@ def ask(
     evidence = consultant.evidence_texts(result.answer.get("evidence_ids", []))
     print_answer(out, result.answer, evidence, full=full)
     err.print(turn_footer(result.consult_id, result.seconds, result.llm_calls, result.llm_tokens))
+
+
+def process_started() -> float:
+    """``time.monotonic()`` when this process started (Linux ``/proc``; now where it cannot be read)."""
+    try:
+        fields = Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()
+        uptime = float(Path("/proc/uptime").read_text().split()[0])
+        age = uptime - int(fields[19]) / os.sysconf("SC_CLK_TCK")  # field 22: start time in clock ticks
+    except (OSError, ValueError, IndexError):
+        return time.monotonic()
+    return time.monotonic() - max(0.0, age)
 
 
 @app.command("chat")

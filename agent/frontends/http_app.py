@@ -388,7 +388,8 @@ def _install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(StarletteHTTPException, on_http)
     app.add_exception_handler(RequestValidationError, on_validation)
     app.add_exception_handler(Exception, on_any)
-    # The stores' "down" errors by class, so Starlette answers 503 without re-raising them into uvicorn's
-    # "Exception in ASGI application" traceback (a store outage is one log line).
-    for cls in (ApiError, UserError, *(driver for driver, _ in store_driver_errors())):
+    # Every error answered on purpose, by class: Starlette re-raises what only the catch-all handled into
+    # uvicorn's "Exception in ASGI application" traceback, and a store outage must be one log line.
+    expected = (ApiError, UserError, ServerBusy, ConsultBusy, UnknownConsult, StoreError, KBError)
+    for cls in (*expected, *(driver for driver, _ in store_driver_errors())):
         app.add_exception_handler(cls, on_any)

@@ -45,7 +45,7 @@ def make_hypothesis(deps: ConsultDeps):  # type: ignore[no-untyped-def]
             return {"trace": [step(state, "hypothesis", "skipped (offline mode)")]}
         seconds = turn_deadline_seconds(deps.llm)
         if seconds:  # the first LLM step of a turn starts the deadline every later LLM step shares
-            start_turn_deadline(seconds)
+            start_turn_deadline(seconds, runtime.context.started_at, runtime.context.turns_running)
         usage = Usage()
         prompt = render_prompt(
             "hypothesis",

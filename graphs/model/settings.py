@@ -78,7 +78,8 @@ class Settings(BaseSettings):
     llm_turn_deadline_s: float = Field(
         default=180.0,
         gt=0,
-        description="All LLM calls of one consult turn share this deadline (seconds, > 0).",
+        description="The longest a consult turn waits for the LLM, counted from when the user's wait "
+        "began; all its LLM calls share it and the turn ends offline by it (seconds, > 0).",
     )
     llm_breaker_cooldown_s: float = Field(
         default=60.0, description="After repeated endpoint failures, skip the LLM for this long (seconds)."
