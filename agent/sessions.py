@@ -8,7 +8,9 @@ there. One LangGraph thread per consult.
 
 from __future__ import annotations
 
+import asyncio
 import os
+import re
 import sqlite3
 import uuid
 from collections.abc import AsyncIterator
@@ -163,6 +165,10 @@ def _redacted(url: str) -> str:
     return redact(url)
 
 
+CONSULT_ID = re.compile(r"^[A-Za-z0-9_.\-]{1,128}$")
+"""What a consult id may look like in a URL (ids are made by :func:`new_consult_id`, or given by a client)."""
+
+
 def new_consult_id() -> str:
     return uuid.uuid4().hex[:10]
 
@@ -296,3 +302,21 @@ async def _open_async_postgres(url: str, pool_size: int) -> AsyncIterator[BaseCh
 
 async def aconsult_exists(checkpointer: BaseCheckpointSaver[Any], consult_id: str) -> bool:
     return await checkpointer.aget_tuple(thread_config(consult_id)) is not None  # type: ignore[arg-type]
+
+
+async def alist_consults(checkpointer: BaseCheckpointSaver[Any], limit: int = 20) -> list[str]:
+    """The async twin of :func:`list_consults` for the server's savers (one SQL query, not a walk)."""
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+    limit = max(int(limit), 0)
+    if isinstance(checkpointer, AsyncSqliteSaver):
+        async with (
+            checkpointer.lock,
+            checkpointer.conn.execute(RECENT_THREADS_SQL.format(limit="?"), (limit,)) as cursor,
+        ):
+            return [str(row[0]) for row in await cursor.fetchall()]
+    if type(checkpointer).__name__ == "AsyncPostgresSaver":  # the optional extra is imported only when used
+        async with checkpointer._cursor() as cursor:  # type: ignore[attr-defined]
+            await cursor.execute(RECENT_THREADS_SQL.format(limit="%s"), (limit,))
+            return [str(row["thread_id"]) for row in await cursor.fetchall()]
+    return await asyncio.to_thread(list_consults, checkpointer, limit)  # any other saver: walked (in-memory)

@@ -41,6 +41,11 @@ def test_parallel_consults_and_one_consult_with_two_writers_in_postgres(
         assert [r.status for r in turns] == [200] * 4
         history = api.call("GET", f"/v1/consults/{shared}").body["turns"]
         assert len(history) == 5
+        # The consult page's list (one SQL query on the async saver) and view read Postgres too.
+        listed = api.call("GET", "/web/consults").body["consults"]
+        assert listed[0]["consult_id"] == shared and listed[0]["turns"] == 5 and len(listed) == 6
+        assert {c["first_question"] for c in listed} == {GOUT} and listed[1]["status"] == "answered"
+        assert len(api.call("GET", f"/web/consults/{shared}").body["turns"]) == 5
     with psycopg.connect(postgres_database_url) as conn:
         threads = conn.execute("SELECT COUNT(DISTINCT thread_id) FROM checkpoints").fetchone()
     assert threads is not None and threads[0] == 6  # they really are in Postgres

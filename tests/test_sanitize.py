@@ -85,11 +85,16 @@ def hostile_kb(kb_copy: Path, tmp_path: Path) -> Path:
         "label": "treatment",
         "focus": "gout",
     }
+    return add_hostile_document(kb_copy, tmp_path, doc)
+
+
+def add_hostile_document(kb_root: Path, tmp_path: Path, doc: dict[str, str]) -> Path:
+    """Add ``doc`` to the KB at ``kb_root`` through the real ``kb add`` path; returns ``kb_root``."""
     path = tmp_path / "hostile.jsonl"
     path.write_text(json.dumps(doc) + "\n", encoding="utf-8")
-    result = add_documents(kb_copy, path)
-    assert result.added_documents == ["doc:hostile-1"]  # the real incremental path took it
-    return kb_copy
+    result = add_documents(kb_root, path)
+    assert result.added_documents == [f"doc:{doc['id']}"]  # the real incremental path took it
+    return kb_root
 
 
 def _cli_env(data_dir: Path) -> dict[str, str]:

@@ -21,8 +21,8 @@ PASSAGE_CHARS = 260
 """A passage bullet in the compact view: about three lines at 100 columns."""
 SNIPPET_CHARS = 110
 """A citation snippet: one line at 100 columns beside its number and id."""
-_HEADING = re.compile(r"^\s*#{1,6}\s+(.*?)\s*$")
-_BULLET = re.compile(r"^(\s*)[-*+•]\s+")
+HEADING = re.compile(r"^\s*#{1,6}\s+(.*?)\s*$")
+BULLET = re.compile(r"^(\s*)[-*+•]\s+")
 _REPEATED_BULLET = re.compile(r"^(\s*)([-*+•])\s+(?:[-*+•]\s+)+")
 _KEEP_WHOLE = re.compile(r"\b(?:answer|direct|summary|key\s+sentences?|facts?)\b", re.IGNORECASE)
 """Sections written as the answer itself (not supporting passages) are never shortened."""
@@ -60,7 +60,7 @@ def _shorten_item(line: str, width: int) -> str:
     """A passage bullet cut to ``width`` characters of text, its trailing citations kept whole."""
     cites = CITATION.findall(line)
     tail = " ".join(f"[{c}]" for c in cites)
-    lead = _BULLET.match(line)
+    lead = BULLET.match(line)
     prefix = lead.group(0) if lead else ""
     body = strip_citations(line[len(prefix) :])
     return f"{prefix}{shorten(body, width)}" + (f" {tail}" if tail else "")
@@ -83,8 +83,8 @@ def compact_body(text: str, limits: ViewLimits | None) -> tuple[str, int]:
             out.extend(section)
             return
         name = heading.lower()
-        items = [ln for ln in section if _BULLET.match(ln)]
-        other = [ln for ln in section if ln.strip() and not _BULLET.match(ln)]
+        items = [ln for ln in section if BULLET.match(ln)]
+        other = [ln for ln in section if ln.strip() and not BULLET.match(ln)]
         if _KEEP_WHOLE.search(name):
             out.extend([f"### {heading}", *section])
             return
@@ -102,7 +102,7 @@ def compact_body(text: str, limits: ViewLimits | None) -> tuple[str, int]:
             out.extend([f"### {heading}", *other, *keep, ""])
 
     for line in text.splitlines():
-        match = _HEADING.match(line)
+        match = HEADING.match(line)
         if match:
             flush()
             heading, section = match.group(1), []
@@ -128,9 +128,9 @@ def trim_passages(text: str, limits: ViewLimits) -> str:
     in_passages = False
     kept = 0
     for line in text.splitlines():
-        if _HEADING.match(line):
+        if HEADING.match(line):
             in_passages = bool(_PASSAGE_SECTION.match(line.strip()))
-        elif in_passages and _BULLET.match(line):
+        elif in_passages and BULLET.match(line):
             if kept >= limits.passages_total:
                 continue
             kept += 1
@@ -140,7 +140,7 @@ def trim_passages(text: str, limits: ViewLimits) -> str:
     for i, (line, passages) in enumerate(out):
         if passages and _BOLD_LABEL.match(line.strip()):
             nxt = next((ln for ln, _ in out[i + 1 :] if ln.strip()), "")
-            if not _BULLET.match(nxt):
+            if not BULLET.match(nxt):
                 continue
         cleaned.append(line)
     return re.sub(r"\n{3,}", "\n\n", "\n".join(cleaned)).strip()
@@ -203,8 +203,8 @@ def short_answer(answer: dict[str, Any], width: int = 160) -> str:
     """A one-line recap of an earlier turn's answer (``chat --resume``): its status and first statement."""
     status = str(answer.get("status", "?"))
     for raw in clean_text(str(answer.get("text", ""))).splitlines():
-        line = strip_citations(_BULLET.sub("", raw)).replace("**", "").strip()
-        if not line or _HEADING.match(raw) or line.lower().startswith("retrieved evidence"):
+        line = strip_citations(BULLET.sub("", raw)).replace("**", "").strip()
+        if not line or HEADING.match(raw) or line.lower().startswith("retrieved evidence"):
             continue
         return f"{status} · {shorten(line, width)}"
     return status

@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from rich.console import Console
 from rich.text import Text
 
@@ -26,7 +26,7 @@ from agent.errors import UserError
 from agent.frontends.answer_view import short_answer, shorten
 from agent.frontends.render import consult_json, consult_markdown, consults_table, print_answer
 from agent.sanitize import clean_text
-from agent.sessions import consult_exists, list_consults, thread_config
+from agent.sessions import alist_consults, consult_exists, list_consults, thread_config
 
 COMMANDS: dict[str, str] = {
     "/more": "the last answer in full (every passage and chain)",
@@ -47,17 +47,66 @@ def consult_summaries(checkpointer: BaseCheckpointSaver[Any], limit: int = 20) -
         try:
             saved = checkpointer.get_tuple(thread_config(cid))  # type: ignore[arg-type]
         except (sqlite3.DatabaseError, ValueError) as exc:  # one damaged consult: list the others
-            out.append(
-                {"consult_id": cid, "turns": 0, "updated": "", "first_question": f"(unreadable: {exc})"}
-            )
+            out.append(_unreadable(cid, exc))
             continue
         if saved is not None:
-            values = saved.checkpoint.get("channel_values", {})
-            turns = list(values.get("turns", []) or [])
-            first = turns[0].get("question", "") if turns else values.get("question", "")
-            updated = str(saved.checkpoint.get("ts", ""))[:19].replace("T", " ")
-            out.append({"consult_id": cid, "turns": len(turns), "updated": updated, "first_question": first})
+            out.append(_summary(cid, saved))
     return out
+
+
+async def aconsult_summaries(checkpointer: BaseCheckpointSaver[Any], limit: int = 20) -> list[dict[str, Any]]:
+    """:func:`consult_summaries` over the server's async checkpointer (the consult page's list)."""
+    out: list[dict[str, Any]] = []
+    for cid in await alist_consults(checkpointer, limit):
+        try:
+            saved = await checkpointer.aget_tuple(thread_config(cid))  # type: ignore[arg-type]
+        except (sqlite3.DatabaseError, ValueError) as exc:
+            out.append(_unreadable(cid, exc))
+            continue
+        if saved is not None:
+            out.append(_summary(cid, saved))
+    return out
+
+
+def _unreadable(cid: str, exc: Exception) -> dict[str, Any]:
+    return {
+        "consult_id": cid,
+        "turns": 0,
+        "updated": "",
+        "first_question": f"(unreadable: {exc})",
+        "status": "",
+    }
+
+
+def _summary(cid: str, saved: CheckpointTuple) -> dict[str, Any]:
+    """One consult's row: turns, last activity (UTC), first question and the last answer's status."""
+    values = saved.checkpoint.get("channel_values", {})
+    turns = list(values.get("turns", []) or [])
+    first = turns[0].get("question", "") if turns else values.get("question", "")
+    updated = str(saved.checkpoint.get("ts", ""))[:19].replace("T", " ")
+    status = str((turns[-1].get("answer") or {}).get("status", "")) if turns else ""
+    return {
+        "consult_id": cid,
+        "turns": len(turns),
+        "updated": updated,
+        "first_question": first,
+        "status": status,
+    }
+
+
+def export_document(
+    fmt: str, consult_id: str, turns: list[dict[str, Any]], evidence_text: dict[str, str], kb_version: str
+) -> str:
+    """A whole consult as ``fmt`` ("md" or "json"): the terminal's /export and the page's export links."""
+    exported_at = datetime.now(UTC).isoformat(timespec="seconds")
+    if fmt == "json":
+        return consult_json(consult_id, turns, kb_version, exported_at)
+    return consult_markdown(consult_id, turns, evidence_text, exported_at)
+
+
+def exported_evidence_ids(turns: list[dict[str, Any]]) -> list[str]:
+    """The passages a Markdown export quotes: every evidence id of every turn's answer."""
+    return [i for t in turns for i in t.get("answer", {}).get("evidence_ids", [])]
 
 
 def write_atomically(path: Path, text: str) -> None:
@@ -149,12 +198,8 @@ class ConsultCommands:
             self.console.print(f"[bold red]Error:[/] folder {path.parent} does not exist.")
             return
         turns = self.consultant.history(self.consult_id)
-        exported_at = datetime.now(UTC).isoformat(timespec="seconds")
-        if fmt == "json":
-            text = consult_json(self.consult_id, turns, self.consultant.kb.version, exported_at)
-        else:
-            ids = [i for t in turns for i in t.get("answer", {}).get("evidence_ids", [])]
-            text = consult_markdown(self.consult_id, turns, self.consultant.evidence_texts(ids), exported_at)
+        texts = self.consultant.evidence_texts(exported_evidence_ids(turns)) if fmt == "md" else {}
+        text = export_document(fmt, self.consult_id, turns, texts, self.consultant.kb.version)
         try:
             write_atomically(path, text)
         except OSError as exc:

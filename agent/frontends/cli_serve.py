@@ -123,8 +123,9 @@ def serve(
         int, typer.Option(min=1, help="Server processes (about one CPU each; each opens its own KB).")
     ] = 1,
 ) -> None:
-    """HTTP JSON API (OpenAPI at /docs): POST /v1/consults, POST /v1/consults/ID/turns, GET /v1/consults/ID,
-    GET /healthz, GET /readyz. Set EVIGRAPH_API_TOKEN to require a bearer token."""
+    """The consult page for browsers at / and the HTTP JSON API (OpenAPI at /docs): POST /v1/consults,
+    POST /v1/consults/ID/turns, GET /v1/consults/ID, GET /healthz, GET /readyz. Set EVIGRAPH_API_TOKEN to
+    require a bearer token (the page asks for it once)."""
     from agent.frontends.http_api import ApiServer, serve_workers
     from agent.serving import ConsultService, ServeSettings
 
@@ -147,8 +148,8 @@ def serve(
     err = Console(stderr=True)
     where = f"http://{host}:{api.port if api else port}"
     err.print(
-        f"[dim]EviGraph API at {where}/v1/consults (docs {where}/docs) · {consultant.mode} mode · "
-        f"KB {consultant.kb.version} · {workers} worker(s) · Ctrl-C to stop"
+        f"[dim]EviGraph consult page at {where}/ · API {where}/v1/consults (docs {where}/docs) · "
+        f"{consultant.mode} mode · KB {consultant.kb.version} · {workers} worker(s) · Ctrl-C to stop"
     )
     if api is not None:
         api.serve()

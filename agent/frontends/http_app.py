@@ -10,8 +10,13 @@ Routes (OpenAPI at ``/docs`` and ``/openapi.json``)::
     GET  /v1/consults/{id}         → {"consult_id", "turns"}
 
 ``?stream=true`` or ``Accept: text/event-stream`` on the two POST routes streams the turn as Server-Sent
-Events: ``consult`` ({"consult_id"}, first), ``step`` (each graph step's progress), ``token`` (answer tokens,
-LLM mode), then ``turn`` (the same JSON as the plain response) or ``error`` ({"error", "status"}).
+Events: ``consult`` ({"consult_id"}, first), ``step`` (each graph step's progress, with its human ``line``),
+``token`` (answer tokens, LLM mode), then ``turn`` (the same JSON as the plain response) or ``error``
+({"error", "status"}, and "retry_after" in seconds where a plain response would carry Retry-After; status
+499 when the page's Stop button cancelled the turn).
+
+The consult page for browsers (``/``, ``/c/{id}``) is :mod:`agent.frontends.web_page`; it calls these same
+routes, authenticated by a session cookie instead of the bearer token (:mod:`agent.frontends.web_auth`).
 
 Why FastAPI: the routes, OpenAPI and pydantic models come with it (pydantic is already ours), it is
 Starlette underneath (SSE via ``StreamingResponse``, body streaming we can bound), and uvicorn serves it on
@@ -28,10 +33,8 @@ consult or route, 405 method, 408 body too slow, 409 consult busy, 413 body too 
 from __future__ import annotations
 
 import asyncio
-import hmac
 import json
 import logging
-import re
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from http import HTTPStatus
@@ -47,15 +50,18 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from agent.consult_lock import ConsultBusy
 from agent.errors import UserError, store_driver_errors, store_outage
 from agent.frontends.http_health import readiness
+from agent.frontends.render import event_line
+from agent.frontends.running_turns import RUNNING, STOPPED_MESSAGE, STOPPED_STATUS
+from agent.frontends.web_auth import SecurityHeaders, access_refusal
+from agent.frontends.web_page import add_web_page
 from agent.redact import install_log_redaction, redact
 from agent.serving import ConsultService, ServerBusy, ServeSettings, UnknownConsult
-from agent.sessions import new_consult_id
+from agent.sessions import CONSULT_ID, new_consult_id
 from graphs.disk.layout import KBError
 from graphs.stores.base import StoreError
 
 log = logging.getLogger("evigraph.http")
 
-CONSULT_ID = re.compile(r"^[A-Za-z0-9_.\-]{1,128}$")
 ServiceOpener = Callable[[ServeSettings], Any]
 """Returns an async context manager yielding the ``ConsultService`` (opened in the app's lifespan)."""
 
@@ -106,18 +112,13 @@ def make_app(open_service: ServiceOpener, limits: ServeSettings | None = None) -
     bearer = HTTPBearer(auto_error=False, description="Set EVIGRAPH_API_TOKEN on the server to require it.")
 
     async def require_token(
-        credentials: HTTPAuthorizationCredentials | None = Depends(bearer),
+        request: Request, credentials: HTTPAuthorizationCredentials | None = Depends(bearer)
     ) -> None:
-        expected = limits.api_token.get_secret_value() if limits.api_token else ""
-        if not expected:
-            return
-        given = credentials.credentials if credentials else ""
-        if not hmac.compare_digest(given.encode(), expected.encode()):
-            raise ApiError(
-                HTTPStatus.UNAUTHORIZED,
-                "Send the API token as 'Authorization: Bearer TOKEN' (the server's EVIGRAPH_API_TOKEN).",
-                {"WWW-Authenticate": "Bearer"},
-            )
+        """The bearer token, or the consult page's session cookie (+ CSRF header on a POST)."""
+        refused = access_refusal(request, credentials.credentials if credentials else "", limits.api_token)
+        if refused is not None:
+            status, message = refused
+            raise ApiError(status, message, {"WWW-Authenticate": "Bearer"} if status == 401 else {})
 
     def service_of(request: Request) -> ConsultService:
         service: ConsultService = request.app.state.service
@@ -173,6 +174,8 @@ def make_app(open_service: ServiceOpener, limits: ServeSettings | None = None) -
             raise ApiError(HTTPStatus.NOT_FOUND, f"No consult '{consult_id}'.")
         return {"consult_id": consult_id, "turns": turns}
 
+    add_web_page(app, limits, guarded)
+    app.add_middleware(SecurityHeaders)
     return app
 
 
@@ -278,15 +281,15 @@ async def stream_turn(service: ConsultService, body: TurnRequest, consult_id: st
     cid = consult_id or new_consult_id()
 
     def on_event(event: dict[str, Any]) -> None:
-        queue.put_nowait(("token", event) if event.get("step") == "token" else ("step", event))
+        is_token = event.get("step") == "token"
+        queue.put_nowait(("token", event) if is_token else ("step", {**event, "line": event_line(event)}))
 
     turn = asyncio.ensure_future(
         service.ask(
             body.question, cid, task=body.task, on_event=on_event, start_if_missing=consult_id is None
         )
     )
-    _RUNNING.add(turn)  # a strong reference: the turn outlives a client that went away
-    turn.add_done_callback(_RUNNING.discard)
+    RUNNING.add(cid, turn)  # a strong reference: the turn outlives a client that went away; Stop cancels it
     turn.add_done_callback(lambda _: queue.put_nowait(None))
     # Refusals known before the first step (busy server, bad task) stay plain HTTP errors.
     await asyncio.sleep(0)
@@ -297,20 +300,21 @@ async def stream_turn(service: ConsultService, body: TurnRequest, consult_id: st
         yield sse("consult", {"consult_id": cid})
         while (item := await queue.get()) is not None:
             yield sse(*item)
+        if turn.cancelled():
+            yield sse("error", {"error": STOPPED_MESSAGE, "status": STOPPED_STATUS})
+            return
         exc = turn.exception()
         if exc is None:
             yield sse("turn", turn.result().payload())
         else:
-            status, message, _ = error_response(exc, "POST stream")
-            yield sse("error", {"error": message, "status": status})
+            status, message, headers = error_response(exc, "POST stream")
+            retry = {"retry_after": int(headers["Retry-After"])} if "Retry-After" in headers else {}
+            yield sse("error", {"error": message, "status": status, **retry})
 
     headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
     if consult_id is None:
         headers["Location"] = f"/v1/consults/{cid}"
     return StreamingResponse(events(), media_type="text/event-stream", headers=headers)
-
-
-_RUNNING: set[asyncio.Future[Any]] = set()
 
 
 def sse(event: str, data: Any) -> bytes:
