@@ -45,6 +45,8 @@ class ShippedFile:
 
 SHIPPED_FILES: tuple[ShippedFile, ...] = (
     ShippedFile("corpus/medquad_answered.jsonl", "corpus/medquad_answered.jsonl.gz", 16_418),
+    ShippedFile("corpus/bioasq_snippets.jsonl", "corpus/bioasq_snippets.jsonl.gz", 20_585),
+    ShippedFile("corpus/pubmedqa_contexts.jsonl", "corpus/pubmedqa_contexts.jsonl.gz", 3_358),
     ShippedFile("kg/unified/nodes.tsv", "kg/unified/nodes.tsv.gz", 31_036),
     ShippedFile("kg/unified/edges.tsv", "kg/unified/edges.tsv.gz", 151_652),
     ShippedFile("kg/unified/relation_types.tsv", "kg/unified/relation_types.tsv", 24),

@@ -5,8 +5,9 @@ the first-consult budget, and the vectors depend only on (model, text). This scr
 same embedder and the same text construction the builder uses, for the *full* default profile (so both
 ``core`` and ``--full`` builds hit the cache). It is resumable: progress is saved every few thousand texts.
 
-Run from the repository root: ``python data/derive_embeddings.py [--backend onnx]``, and with
-``--questions`` for the documents' questions (the question index's vectors, a separate part file).
+Run from the repository root: ``python data/derive_embeddings.py [--backend onnx]``, with
+``--questions`` for the documents' questions (the question index's vectors, a separate part file), and with
+``--literature`` for the PubMed passages of the ``literature`` profile (another part file).
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import numpy as np
+
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
@@ -26,13 +29,17 @@ from graphs.building.builder import (  # noqa: E402 - the repo root must be impo
     load_kg,
     make_evidence,
 )
+from graphs.building.default_kb import (  # noqa: E402
+    CORE_EXCLUDED_SOURCES,
+    default_sources,
+    literature_sources,
+)
 from graphs.building.embed_stage import entity_text, evidence_text  # noqa: E402
 from graphs.building.linking import adopt_focus_names, link_documents  # noqa: E402
-from graphs.building.default_kb import CORE_EXCLUDED_SOURCES, default_sources  # noqa: E402
-from graphs.vectors.embedding import get_embedder  # noqa: E402
-from graphs.vectors.embedding_cache import EmbeddingCache, text_key  # noqa: E402
 from graphs.building.loaders import LoadReport  # noqa: E402
 from graphs.text.ner import DictionaryMatcher  # noqa: E402
+from graphs.vectors.embedding import get_embedder  # noqa: E402
+from graphs.vectors.embedding_cache import EmbeddingCache, text_key  # noqa: E402
 from graphs.vectors.question_index import question_items  # noqa: E402
 
 SLICE = REPO / "tests" / "fixtures" / "slice" / "medquad.jsonl"
@@ -47,6 +54,16 @@ def _entity_texts(entities: dict, degree: Counter[str], docs: list, matcher: Dic
     return [entity_text(e) for e in ents.values()]
 
 
+def kg_with_degrees(kg: list, report: LoadReport) -> tuple[dict, Counter[str]]:
+    """The KG's entities and each entity's edge count (how the builder ranks link candidates)."""
+    entities, relations = load_kg(kg, report)
+    degree: Counter[str] = Counter()
+    for r in relations.values():
+        degree[r.head] += 1
+        degree[r.tail] += 1
+    return entities, degree
+
+
 def questions_to_embed(data_dir: Path) -> list[str]:
     """The question of every default document written as one (graphs/vectors/question_index.py), core first."""
     report = LoadReport()
@@ -57,17 +74,28 @@ def questions_to_embed(data_dir: Path) -> list[str]:
     return [q for _, q in question_items((d.id, d.title) for d in [*core, *rest])]
 
 
+def literature_to_embed(data_dir: Path) -> list[str]:
+    """The texts a ``literature`` build embeds beyond the main file: its PubMed passages (a chunk's text does
+    not depend on its keyword entity), then the entities as that build names them — mostly one document
+    entity per passage that links to no KG entity (6.8 k), which a fresh build would otherwise embed."""
+    report = LoadReport()
+    docs = load_documents(literature_sources(data_dir), report, None)
+    passages = [evidence_text(ev, doc.title) for doc in docs for ev in make_evidence(doc, "")]
+    kg, corpus = default_sources(data_dir)
+    entities, degree = kg_with_degrees(kg, report)
+    medquad = load_documents([(corpus, "medquad")], report, None)
+    core = [d for d in medquad if d.source.split("/")[-1] not in CORE_EXCLUDED_SOURCES]
+    matcher = DictionaryMatcher.build((n, e.id) for e in entities.values() for n in (e.name, *e.synonyms))
+    return passages + _entity_texts(entities, degree, [*core, *docs], matcher)
+
+
 def texts_to_embed(data_dir: Path) -> list[str]:
     """Every text a default build embeds, most needed first: the evidence of the test slice's MedQuAD
     rows (so the test suite runs on cached vectors), core evidence, entities (as a core build and as a full
     build names them), then GARD/GHR evidence."""
     report = LoadReport()
     kg, corpus = default_sources(data_dir)
-    entities, relations = load_kg(kg, report)
-    degree: Counter[str] = Counter()
-    for r in relations.values():
-        degree[r.head] += 1
-        degree[r.tail] += 1
+    entities, degree = kg_with_degrees(kg, report)
     docs = load_documents([(corpus, "medquad")], report, None)
     matcher = DictionaryMatcher.build((n, e.id) for e in entities.values() for n in (e.name, *e.synonyms))
     core_docs = [d for d in docs if d.source.split("/")[-1] not in CORE_EXCLUDED_SOURCES]
@@ -88,6 +116,22 @@ def texts_to_embed(data_dir: Path) -> list[str]:
     return first + core + entity_texts + rest
 
 
+def pruned(cache: EmbeddingCache, keep: set[bytes]) -> EmbeddingCache:
+    """``cache`` rewritten with only the ``keep`` keys it holds (a part file stays free of stale texts)."""
+    kept = [k for k in keep if cache.get(k) is not None]
+    if len(kept) == len(cache):
+        return cache
+    fresh_path = cache.path.with_suffix(".pruned.npz")
+    fresh = EmbeddingCache(fresh_path, cache.dim)
+    if kept:
+        fresh.put(kept, np.stack([cache.get(k) for k in kept]))
+        fresh.save()
+        fresh_path.replace(cache.path)
+    else:
+        cache.path.unlink(missing_ok=True)
+    return EmbeddingCache(cache.path, cache.dim)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--backend", default="onnx", choices=sorted(CACHE_NAME))
@@ -98,14 +142,28 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="embed the documents' questions into the '-questions' part instead of the main file",
     )
+    parser.add_argument(
+        "--literature",
+        action="store_true",
+        help="embed the literature profile's PubMed passages into the '-literature' part",
+    )
     args = parser.parse_args(argv)
     embedder = get_embedder(args.backend)
     name = CACHE_NAME[args.backend]
     if args.questions:
         name = name.replace(".npz", "-questions.npz")
+        wanted = questions_to_embed(args.data)
+    elif args.literature:
+        name = name.replace(".npz", "-literature.npz")
+        wanted = literature_to_embed(args.data)
+    else:
+        wanted = texts_to_embed(args.data)
     cache = EmbeddingCache(args.data / "embeddings" / name, embedder.dim)
-    wanted = questions_to_embed(args.data) if args.questions else texts_to_embed(args.data)
     texts = list(dict.fromkeys(wanted))
+    if name != CACHE_NAME[args.backend]:  # a part file holds only what the main file lacks
+        main_file = EmbeddingCache(args.data / "embeddings" / CACHE_NAME[args.backend], embedder.dim)
+        texts = [t for t in texts if main_file.get(text_key(embedder.name, t)) is None]
+        cache = pruned(cache, {text_key(embedder.name, t) for t in texts})
     todo = [t for t in texts if cache.get(text_key(embedder.name, t)) is None]
     print(f"{len(texts):,} texts, {len(texts) - len(todo):,} cached, {len(todo):,} to embed", flush=True)
     started = time.perf_counter()

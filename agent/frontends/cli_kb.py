@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -82,8 +83,13 @@ def _llm_describer(settings: Settings) -> TopicDescriber:
     return describer
 
 
-def _parse_source(value: str) -> tuple[Path, str | None]:
-    path, _, fmt = value.partition("=")
+def parse_source(value: str) -> tuple[Path, str | None]:
+    """``PATH[=FORMAT]`` → (path, format or ``None``). A path that exists as given is taken whole, so a file
+    or folder whose name holds '=' still works; otherwise a word after the last '=' is the format."""
+    whole = Path(value).expanduser()
+    path, sep, fmt = value.rpartition("=")
+    if whole.exists() or not sep or not path or not re.fullmatch(r"\w*", fmt):
+        return whole, None
     return Path(path).expanduser(), (fmt or None)
 
 
@@ -106,6 +112,14 @@ def build(
     full: Annotated[
         bool, typer.Option("--full", help="Default KB with all of MedQuAD (GARD, GHR too).")
     ] = False,
+    profile: Annotated[
+        str | None,
+        typer.Option(
+            "--profile",
+            help="Default KB profile: core (consumer health, the default), full (+ rare diseases), "
+            "literature (core + 24 k PubMed passages, cited as research literature).",
+        ),
+    ] = None,
     vectors: Annotated[
         str, typer.Option(help="matrix | qdrant-local | qdrant (uses EVIGRAPH_QDRANT_URL)")
     ] = "",
@@ -128,13 +142,14 @@ def build(
     describe = _llm_describer(settings) if llm_summaries else None
     with user_errors(), progress_bar() as bar:
         if not kg and not corpus:
-            result = build_default_kb(settings, "full" if full else "core", BuildProgress(bar), describe)
+            chosen = profile or ("full" if full else "core")
+            result = build_default_kb(settings, chosen, BuildProgress(bar), describe)
         else:
             if not corpus:
                 raise typer.BadParameter("give at least one --corpus with --kg")
             config = BuildConfig(
-                kg_sources=[_parse_source(v) for v in kg or []],
-                corpus_sources=[_parse_source(v) for v in corpus],
+                kg_sources=[parse_source(v) for v in kg or []],
+                corpus_sources=[parse_source(v) for v in corpus],
                 embedding_backend=settings.embedding_backend,
                 vector_backend=vectors or ("qdrant" if settings.qdrant_url else "matrix"),
                 qdrant_url=settings.qdrant_url,
@@ -288,8 +303,22 @@ def _matcher_problems(build: Path) -> list[str]:
 
 @kb_app.command("add")
 def add(
-    file: Annotated[Path, typer.Argument(help="Corpus file (MedQuAD-shaped or generic document JSONL).")],
-    fmt: Annotated[str | None, typer.Option("--format", help="medquad | documents (default: detect)")] = None,
+    file: Annotated[
+        Path,
+        typer.Argument(
+            help="Corpus file or folder: PubMed XML, DailyMed SPL or openFDA drug labels, a folder of "
+            "Markdown/text/HTML, EviGraph JSONL (README, 'Importing your sources'). PATH=FORMAT forces a "
+            "format, as --format does.",
+        ),
+    ],
+    fmt: Annotated[
+        str | None,
+        typer.Option(
+            "--format",
+            help="pubmed | dailymed | openfda | folder | documents | medquad | pubmed_passages "
+            "(default: detected from the content)",
+        ),
+    ] = None,
     max_doc_chars: Annotated[
         int, typer.Option("--max-doc-chars", min=1, help="Skip (and report) longer documents.")
     ] = MAX_DOCUMENT_CHARS,
@@ -300,10 +329,17 @@ def add(
     Of several rows with the same id the last one wins; rows with non-text fields, invalid UTF-8 or an
     over-long text are skipped and listed with file:line.
     """
+    path, forced = parse_source(str(file))
+    if forced and fmt and forced != fmt:
+        raise typer.BadParameter(f"'{file}' names format {forced} but --format says {fmt}: give one of them")
     settings = load_settings(kb_dir=kb_dir)
     with user_errors(), progress_bar() as bar:
         result = add_documents(
-            settings.kb_root, file, fmt, progress=BuildProgress(bar), max_document_chars=max_doc_chars
+            settings.kb_root,
+            path,
+            fmt or forced,
+            progress=BuildProgress(bar),
+            max_document_chars=max_doc_chars,
         )
     console.print(
         f"[green]KB {result.kb_version}: added {len(result.added_documents)}, unchanged "

@@ -241,6 +241,7 @@ def rule_verdict(
             "reasons": reasons,
             "method": "rule",
         },
+        state,
     )
 
 
@@ -280,13 +281,13 @@ def offline_verdict(deps: ConsultDeps, state: ConsultState) -> Verdict:
         verdict["missing_labels"] = labels
         if not rule["missing_entities"] and not labels:
             verdict["missing_labels"] = ["a passage that answers the question"]
-    return with_coverage(deps, found[0], verdict)
+    return with_coverage(deps, found[0], verdict, state)
 
 
-def with_coverage(deps: ConsultDeps, focus: Focus, verdict: Verdict) -> Verdict:
+def with_coverage(deps: ConsultDeps, focus: Focus, verdict: Verdict, state: ConsultState) -> Verdict:
     """``verdict`` with ``not_covered`` set when it is insufficient and the KB cannot cover the kind of
     question at all (agent/nodes/coverage.py), and without it otherwise."""
-    note = None if verdict.get("sufficient") else not_covered(deps.kb, focus)
+    note = None if verdict.get("sufficient") else not_covered(deps.kb, focus, state.get("question", ""))
     if note:
         verdict["not_covered"] = note
     else:

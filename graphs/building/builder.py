@@ -134,7 +134,9 @@ def load_documents(
     docs: dict[str, SourceDocument] = {}
     for path, fmt in sources:
         for doc in detect_corpus_loader(path, fmt).load(path, report):
-            docs.setdefault(doc.id, doc)
+            if doc.id in docs:  # as in `kb add`: the later record (file) is the newer version
+                report.skip(path, 0, f"document {doc.id} appears more than once: the last version was kept")
+            docs[doc.id] = doc
             if limit is not None and len(docs) >= limit:
                 break
     if not docs:

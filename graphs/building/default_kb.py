@@ -8,6 +8,11 @@ Subset choice: the ``core`` profile keeps every MedQuAD source except the two ra
 (GARD and Genetics Home Reference, 10.8 k of the 16.4 k answers); it covers the common conditions
 clinicians ask about (NIDDK, NHLBI, NINDS, CancerGov, MedlinePlus, NIH SeniorHealth, CDC) and builds within
 the first-consult time budget on a 2-core laptop. ``full`` adds GARD and GHR (``evigraph kb build --full``).
+``literature`` is ``core`` plus research literature: 20.6 k BioASQ snippets and 3.4 k PubMedQA paragraphs of
+PubMed abstracts (``evigraph kb build --profile literature``), cited as "PubMed abstract (research
+literature)" with PMID links, for research questions (a drug's target, a trial's result) that consumer-health
+pages never answer. It is a profile of its own, not the default, because its answered-threshold was calibrated
+on the core KB and on BioASQ pools separately (evals/reports/answered_calibration.md).
 The KG is always complete: it is cheap to load and the reasoning chains need all of it.
 """
 
@@ -23,7 +28,8 @@ from graphs.disk.layout import scratch_dir
 from graphs.model.settings import Settings
 
 CORE_EXCLUDED_SOURCES = frozenset({"GARD", "GHR"})
-PROFILES = ("core", "full")
+PROFILES = ("core", "full", "literature")
+LITERATURE_FILES = ("corpus/bioasq_snippets.jsonl.gz", "corpus/pubmedqa_contexts.jsonl.gz")
 
 
 Sources = list[tuple[Path, str | None]]
@@ -44,6 +50,18 @@ def default_sources(data_dir: Path) -> tuple[Sources, Path]:
             "checkout."
         )
     return kg, corpus
+
+
+def literature_sources(data_dir: Path) -> Sources:
+    """The research-literature passages of the ``literature`` profile (shipped in data/corpus/)."""
+    paths = [data_dir / name for name in LITERATURE_FILES]
+    missing = [str(p) for p in paths if not p.exists()]
+    if missing:
+        raise LoadError(
+            f"The literature profile's source data is missing ({', '.join(missing)}). Reinstall EviGraph "
+            "from a full checkout, or build the core profile."
+        )
+    return [(p, "pubmed_passages") for p in paths]
 
 
 def _core_subset(corpus: Path, out_dir: Path) -> Path:
@@ -70,18 +88,19 @@ def build_default_kb(
     if profile not in PROFILES:
         raise ValueError(f"Unknown profile '{profile}'. Choose one of: {', '.join(PROFILES)}.")
     kg, corpus = default_sources(settings.source_data_dir)
+    literature = literature_sources(settings.source_data_dir) if profile == "literature" else []
     with scratch_dir(settings.kb_root) as tmp:
-        medquad = _core_subset(corpus, Path(tmp)) if profile == "core" else corpus
+        medquad = corpus if profile == "full" else _core_subset(corpus, Path(tmp))
         config = BuildConfig(
             kg_sources=kg,
-            corpus_sources=[(medquad, "medquad")],
+            corpus_sources=[(medquad, "medquad"), *literature],
             embedding_backend=settings.embedding_backend,
             vector_backend="qdrant" if settings.qdrant_url else "matrix",
             qdrant_url=settings.qdrant_url,
             qdrant_api_key=settings.qdrant_api_key.get_secret_value() if settings.qdrant_api_key else None,
             name=f"default-{profile}",
             describe_topic=describe_topic,
-            embedding_caches=shipped_embedding_caches(settings),
+            embedding_caches=shipped_embedding_caches(settings, literature=profile == "literature"),
             user_embedding_cache=settings.data_dir / "embedding-cache.npz",
             extra={"profile": profile, "source_data": str(settings.source_data_dir)},
         )
@@ -90,10 +109,14 @@ def build_default_kb(
         return build_kb(settings.kb_root, config, progress)
 
 
-def shipped_embedding_caches(settings: Settings) -> list[Path]:
+def shipped_embedding_caches(settings: Settings, literature: bool = False) -> list[Path]:
     """The precomputed vectors shipped in data/embeddings/ for the configured backend: the main file
-    (``minilm-onnx-int8.npz``) and its parts (``minilm-onnx-int8-questions.npz``: the document questions),
-    kept apart so adding texts does not rewrite the 56 MB file."""
+    (``minilm-onnx-int8.npz``) and its parts, kept apart so adding texts does not rewrite the 56 MB file
+    (``-questions``: the document questions; ``-literature``: the PubMed passages, read only by the
+    literature profile)."""
     stem = {"onnx": "minilm-onnx-int8", "sentence-transformers": "minilm-st-fp32"}[settings.embedding_backend]
     folder = settings.source_data_dir / "embeddings"
-    return [folder / f"{stem}.npz", *sorted(folder.glob(f"{stem}-*.npz"))]
+    parts = sorted(
+        p for p in folder.glob(f"{stem}-*.npz") if literature or not p.stem.endswith("-literature")
+    )
+    return [folder / f"{stem}.npz", *parts]

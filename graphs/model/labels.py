@@ -3,6 +3,8 @@
 EbmKG (seed 000 §A.1) labels evidence by what it says about its keyword entity: symptoms, causes,
 diagnosis, treatment, prognosis, prevention (+ drug labels). MedQuAD's question types map onto these; the
 ones with no EbmKG counterpart keep their own name, so no evidence is forced under a wrong label.
+"pregnancy" is the aspect of a drug label's pregnancy, lactation and nursing-mothers sections
+(graphs/building/loaders/label_sections.py), so "is it safe during pregnancy?" finds them.
 """
 
 from __future__ import annotations
@@ -80,6 +82,15 @@ LABEL_KEYWORDS: dict[str, tuple[str, ...]] = {
         "co-administ*",
         "concomitant*",
         "at the same time as",
+    ),
+    "pregnancy": (
+        "pregnan*",
+        "breastfeed*",
+        "breast-feed*",
+        "lactation",
+        "lactating",
+        "nursing mother*",
+        "during pregnancy",
     ),
     "overview": ("what is", "what are", "explain", "overview", "mean"),
 }

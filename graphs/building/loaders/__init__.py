@@ -6,10 +6,15 @@ loaders are not touched.
 """
 
 from graphs.building.loaders import (  # noqa: F401 - imported for their registration side effect
+    dailymed_spl,
     disease_ontology,
     generic_docs,
     hetionet,
     medquad,
+    openfda_labels,
+    pubmed_passages,
+    pubmed_xml,
+    text_folder,
     unified,
 )
 from graphs.building.loaders.base import (

@@ -223,10 +223,15 @@ def detect_corpus_loader(path: Path, fmt: str | None = None) -> CorpusLoader:
     return cls()
 
 
-def first_json_keys(path: Path) -> set[str]:
-    """Keys of the first parseable JSON object in a JSONL file (for format detection)."""
+def first_json_keys(path: Path, max_lines: int = 200) -> set[str]:
+    """Keys of the first parseable JSON object in a JSONL file (for format detection).
+
+    Only the first ``max_lines`` lines are tried: every JSONL loader's ``detect`` calls this, and on a file
+    that is not JSONL at all (a 1 GB PubMed XML) reading on to the end would cost minutes per loader."""
     try:
-        for _, line in text_lines(path, LoadReport()):  # a bad line is skipped here as when loading
+        for n, line in text_lines(path, LoadReport()):  # a bad line is skipped here as when loading
+            if n > max_lines:
+                break
             if line.strip():
                 try:
                     obj = json.loads(line)

@@ -18,6 +18,7 @@ from graphs.building.loaders.base import (
     read_jsonl,
     register_corpus_loader,
 )
+from graphs.building.loaders.pubmed_passages import is_pubmed_passage
 
 REQUIRED = ("id", "text")
 TEXT_FIELDS = ("title", "text", "source", "url", "date", "label", "focus", "license")
@@ -31,7 +32,9 @@ class GenericDocumentLoader(CorpusLoader):
     @classmethod
     def detect(cls, path: Path) -> bool:
         keys = first_json_keys(path)
-        return path.is_file() and {"id", "text"} <= keys and "qtype" not in keys
+        return (
+            path.is_file() and {"id", "text"} <= keys and "qtype" not in keys and not is_pubmed_passage(keys)
+        )
 
     def load(self, path: Path, report: LoadReport) -> Iterator[SourceDocument]:
         for n, obj in read_jsonl(path, report):
