@@ -19,6 +19,7 @@ import graphs.kb
 from agent.consult import Consultant
 from agent.nodes import answered, reading
 from agent.nodes.answer_candidates import (
+    abbreviates_question,
     asks_for_a_name,
     is_list_question,
     named_answers,
@@ -238,3 +239,14 @@ def test_with_the_model_the_verdict_says_which_sentence_answers(
     assert 0.0 <= verdict["answered_probability"] <= 1.0
     assert (verdict["answered_probability"] >= AnsweredModel.load().threshold) is verdict["sufficient"]
     assert "E:" in verdict["reasons"][0]  # the best sentence, cited
+
+
+def test_an_acronym_of_the_question_s_own_words_is_not_the_answer() -> None:
+    """ "FAP" (also a gene, fibroblast activation protein) was shown as the answer to "Which gene is mutated
+    in familial adenomatous polyposis?" — it abbreviates the question's subject, it does not answer it."""
+    asked = "which gene is most often mutated in familial adenomatous polyposis"
+    assert abbreviates_question("FAP", asked)
+    assert not abbreviates_question("APC", asked)
+    assert not abbreviates_question("Fap", asked)  # an acronym is written in capitals
+    assert abbreviates_question("CF", "what gene causes cystic fibrosis")
+    assert not abbreviates_question("CFTR", "what gene causes cystic fibrosis")

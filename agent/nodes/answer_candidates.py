@@ -165,7 +165,11 @@ def vote(
     if not wanted:
         return []  # "What is the cause of …", "Where is … expressed": a sentence answers, not a name
     cands = [
-        c for c in found.values() if c.entity_type in wanted and not restates_question(c, entities, asked)
+        c
+        for c in found.values()
+        if c.entity_type in wanted
+        and not restates_question(c, entities, asked)
+        and not abbreviates_question(c.name, asked)
     ]
     if use_kg and question_entity_ids:
         linked = kg_links(kb, question_entity_ids, {i for c in cands for i in c.entity_ids})
@@ -187,6 +191,17 @@ def restates_question(cand: AnswerCandidate, entities: dict[str, Entity], asked:
             if len(key) >= MIN_SURFACE and re.search(r"(?<!\w)" + re.escape(key) + r"(?!\w)", asked):
                 return True
     return False
+
+
+def abbreviates_question(surface: str, asked: str) -> bool:
+    """Whether ``surface`` is an acronym of consecutive words of the question: "FAP" for "familial adenomatous
+    polyposis" (which the KG also knows as a gene, fibroblast activation protein) restates the subject,
+    it does not answer "Which gene is mutated in familial adenomatous polyposis?"."""
+    letters = re.sub(r"[^a-z]", "", surface.lower())
+    if not 2 <= len(letters) <= 6 or not surface.isupper():
+        return False
+    initials = "".join(w[0] for w in re.findall(r"[a-z0-9]+", asked))  # consecutive words' first letters
+    return letters in initials
 
 
 def kg_links(kb: KnowledgeBase, question_ids: set[str], candidate_ids: set[str]) -> dict[str, list[KGFact]]:

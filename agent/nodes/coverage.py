@@ -75,8 +75,8 @@ def not_covered(kb: KnowledgeBase, focus: Focus, question: str = "") -> str | No
     if drug_note or not is_research_question(question, focus) or literature_documents(kb) != 0:
         return drug_note
     return (
-        "this knowledge base holds no research literature (it is built from consumer-health pages), so "
-        "questions about genes, mechanisms or study results are not covered. Build the literature profile "
+        "this knowledge base holds no research literature (only consumer-health pages), so questions about "
+        "genes, mechanisms or study results are mostly not covered. Build the literature profile "
         "(`evigraph kb build --profile literature`: 24 k PubMed abstract passages) or add PubMed records "
         "with `evigraph kb add pubmed.xml`."
     )
