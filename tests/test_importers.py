@@ -347,3 +347,13 @@ def test_a_folder_imports_text_files_and_lists_what_it_skipped(tmp_path: Path) -
         "table.csv:0: not text EviGraph imports (.csv): use .md, .txt or .html",
         "windows.txt:0: not text: not valid UTF-8; re-save the file as UTF-8",
     ]
+
+
+def test_no_label_section_is_hidden_from_the_answer() -> None:
+    """A section labelled with a kind the key sentences show only when asked ("research") could never
+    answer the question it is about; Clinical studies (efficacy) was one and now answers treatment."""
+    from agent.nodes.key_sentences import UNLESS_ASKED
+    from graphs.building.loaders.label_sections import BY_FIELD, SECTIONS
+
+    assert not {s.label for s in SECTIONS} & UNLESS_ASKED
+    assert BY_FIELD["clinical_studies"].label == "treatment"

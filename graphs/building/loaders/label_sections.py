@@ -68,7 +68,9 @@ SECTIONS: tuple[LabelSection, ...] = (
     LabelSection("clinical_pharmacology", ("34090-1",), "Clinical pharmacology", "mechanism"),
     LabelSection("information_for_patients", ("34076-0",), "Information for patients", "overview"),
     LabelSection("use_in_specific_populations", ("43684-0",), "Use in specific populations", "overview"),
-    LabelSection("clinical_studies", ("34092-7",), "Clinical studies", "research"),
+    # Efficacy results answer "does it work for X?": labelled "research", its sentences were hidden unless
+    # research was asked (agent/nodes/key_sentences.py UNLESS_ASKED is for "what research is being done").
+    LabelSection("clinical_studies", ("34092-7",), "Clinical studies", "treatment"),
     # OTC "Drug Facts" sections
     LabelSection("purpose", ("55105-1",), "Purpose", "treatment"),
     LabelSection("do_not_use", ("50570-1",), "Do not use", "contraindications"),
