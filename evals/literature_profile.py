@@ -22,6 +22,7 @@ import os
 import statistics
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +61,18 @@ def direct_answer(text: str) -> str:
     return text[:cut]
 
 
+def common_counts(answer: dict[str, Any]) -> Counter[str]:
+    """What every question counts: asked, answered or not, cites research literature, told "no literature"."""
+    answered = answer["status"] == "answered"
+    return Counter(
+        n=1,
+        answered=answered,
+        insufficient=not answered,
+        cites_research=any(s.get("source") == SOURCE for s in answer["sources"]),
+        no_literature_note="research literature" in str(answer.get("verdict", {}).get("not_covered", "")),
+    )
+
+
 def run_kb(
     root: Path, bioasq: list[dict[str, Any]], consumer: list[dict[str, Any]], exact: dict[str, Any]
 ) -> dict[str, Any]:
@@ -75,51 +88,27 @@ def run_kb(
             seconds.append(time.perf_counter() - started)
             return answer
 
-        out: dict[str, Any] = {"kb_version": kb.version, "bioasq": {}, "consumer": {}}
-        b = out["bioasq"]
+        b: Counter[str] = Counter()
         for q in bioasq:
             answer = ask(q["question"])
-            kind = q["type"]
-            answered = answer["status"] == "answered"
-            research = any(s.get("source") == SOURCE for s in answer["sources"])
-            noted = "research literature" in str(answer.get("verdict", {}).get("not_covered", ""))
-            hit = kind in ("factoid", "list") and exact_hit(direct_answer(answer["text"]), exact.get(q["id"]))
-            for key, value in (
-                ("n", 1),
-                ("answered", answered),
-                ("cites_research", research),
-                ("insufficient", not answered),
-                ("no_literature_note", noted),
-            ):
-                b.setdefault(key, 0)
-                b[key] += int(value)
-            if kind in ("factoid", "list"):
-                b.setdefault("exact_n", 0)
-                b.setdefault("exact_in_answer", 0)
-                b.setdefault("answered_exact_n", 0)
-                b.setdefault("answered_exact_hit", 0)
-                b["exact_n"] += 1
-                b["exact_in_answer"] += int(hit)
-                b["answered_exact_n"] += int(answered)
-                b["answered_exact_hit"] += int(answered and hit)
-        c = out["consumer"]
+            b.update(common_counts(answer))
+            if q["type"] in ("factoid", "list"):
+                answered = answer["status"] == "answered"
+                hit = exact_hit(direct_answer(answer["text"]), exact.get(q["id"]))
+                b.update(
+                    exact_n=1,
+                    exact_in_answer=hit,
+                    answered_exact_n=answered,
+                    answered_exact_hit=answered and hit,
+                )
+        c: Counter[str] = Counter()
         for q in consumer:
             answer = ask(q["question"])
-            answered = answer["status"] == "answered"
             gold = {f"medquad:{g}" for g in q["gold_ids"]}
             cites_gold = any(s.get("document_id") in gold for s in answer["sources"])
-            research = any(s.get("source") == SOURCE for s in answer["sources"])
-            noted = "research literature" in str(answer.get("verdict", {}).get("not_covered", ""))
-            for key, value in (
-                ("n", 1),
-                ("answered", answered),
-                ("answered_cites_gold", answered and cites_gold),
-                ("cites_research", research),
-                ("insufficient", not answered),
-                ("no_literature_note", noted),
-            ):
-                c.setdefault(key, 0)
-                c[key] += int(value)
+            c.update(common_counts(answer))
+            c.update(answered_cites_gold=answer["status"] == "answered" and cites_gold)
+        out: dict[str, Any] = {"kb_version": kb.version, "bioasq": dict(b), "consumer": dict(c)}
         out["turn_seconds_median"] = round(statistics.median(seconds), 2)
         kb.close()
     return out

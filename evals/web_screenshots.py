@@ -22,7 +22,7 @@ from selenium.webdriver.remote.webelement import WebElement
 from agent.frontends.cli_kb import ensure_default_kb
 from agent.frontends.http_api import ApiServer
 from agent.serving import ConsultService, ServeSettings
-from evals.web_browser import ask_and_wait, chromium, visible
+from evals.web_browser import ask_and_wait, chromium, visible, wait_for
 from graphs.model.settings import Settings, load_settings
 
 OUT = Path(__file__).resolve().parent / "reports" / "web"
@@ -70,6 +70,11 @@ def main() -> None:
             shoot(driver, visible(driver, ".citation.chain"), args.out / "chain.png")
             driver.get(url + "/")
             ask_and_wait(driver, DIABETES)
+            # the list is re-read after the turn ends: shoot once it shows both consults
+            wait_for(
+                lambda: len(driver.find_elements(By.CSS_SELECTOR, "#consult-list a")) >= 2,
+                what="the consult list to show both consults",
+            )
             driver.execute_script("window.scrollTo(0, 0);")
             shoot(driver, None, args.out / "consults.png")
         with chromium() as driver, page_server(settings, token="example-token") as url:

@@ -15,6 +15,7 @@ import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -111,3 +112,18 @@ def read_only(directory: Path) -> Iterator[Path]:
     finally:
         for p, mode in modes.items():
             p.chmod(mode)
+
+
+def offline_answers(root: Path, data_dir: Path, *questions: str) -> list[dict[str, Any]]:
+    """Offline answers of ``questions`` on the KB at ``root`` (opened and closed here), one consult each."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from agent.consult import Consultant
+
+    kb = KnowledgeBase.open(root)
+    try:
+        settings = Settings(kb_dir=root, data_dir=data_dir, llm_enabled=False)
+        consultant = Consultant(settings, kb=kb, checkpointer=InMemorySaver(), use_llm=False)
+        return [consultant.ask(q).answer for q in questions]
+    finally:
+        kb.close()

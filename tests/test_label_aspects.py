@@ -14,30 +14,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from langgraph.checkpoint.memory import InMemorySaver
 
-from agent.consult import Consultant
 from graphs.building.incremental import add_documents
-from graphs.kb import KnowledgeBase
-from graphs.model.settings import Settings
+from tests.conftest import offline_answers
 
 FIXTURES = Path(__file__).parent / "fixtures" / "importers"
 SIDE_EFFECTS = "What are the side effects of haloperidol?"
 PREGNANCY = "Is Vyvanse safe during pregnancy?"
-
-
-def consult(root: Path, data: Path, *questions: str) -> list[dict[str, Any]]:
-    kb = KnowledgeBase.open(root)
-    try:
-        consultant = Consultant(
-            Settings(kb_dir=root, data_dir=data, llm_enabled=False),
-            kb=kb,
-            checkpointer=InMemorySaver(),
-            use_llm=False,
-        )
-        return [consultant.ask(q).answer for q in questions]
-    finally:
-        kb.close()
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +40,7 @@ def cited_sections(answer: dict[str, Any]) -> list[str]:
 
 
 def test_label_sections_answer_their_aspect(labelled: Path, tmp_path: Path) -> None:
-    side, pregnancy = consult(labelled, tmp_path, SIDE_EFFECTS, PREGNANCY)
+    side, pregnancy = offline_answers(labelled, tmp_path, SIDE_EFFECTS, PREGNANCY)
     assert side["status"] == "answered", side["text"][:600]
     assert "not covered" not in side["text"]
     key = side["verdict"]
@@ -75,6 +58,6 @@ def test_label_sections_answer_their_aspect(labelled: Path, tmp_path: Path) -> N
 
 
 def test_without_the_labels_the_same_questions_are_not_covered(slice_kb_root: Path, tmp_path: Path) -> None:
-    side, _ = consult(slice_kb_root, tmp_path, SIDE_EFFECTS, PREGNANCY)
+    side, _ = offline_answers(slice_kb_root, tmp_path, SIDE_EFFECTS, PREGNANCY)
     assert side["status"] == "insufficient"
     assert "holds no drug labels" in side["text"]

@@ -9,7 +9,6 @@ from __future__ import annotations
 import gzip
 import itertools
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -25,7 +24,7 @@ from graphs.kb import KnowledgeBase
 from graphs.model.settings import Settings
 from graphs.vectors.embedding import get_embedder
 from graphs.vectors.embedding_cache import EmbeddingCache, text_key
-from tests.conftest import SLICE, TEST_EMBEDDING_CACHE
+from tests.conftest import SLICE, TEST_EMBEDDING_CACHE, offline_answers
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO / "data"
@@ -98,21 +97,15 @@ def literature_kb(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_a_research_question_is_answered_from_pubmed_and_cited_as_research_literature(
     literature_kb: Path, tmp_path: Path
 ) -> None:
-    settings = Settings(kb_dir=literature_kb, data_dir=tmp_path, llm_enabled=False)
-    kb = KnowledgeBase.open(literature_kb)
-    try:
-        consultant = Consultant(settings, kb=kb, checkpointer=InMemorySaver(), use_llm=False)
-        result = consultant.ask(
-            "Which test is the companion diagnostic for PD-L1 status before pembrolizumab?"
-        )
-    finally:
-        kb.close()
-    answer = result.answer
+    (answer,) = offline_answers(
+        literature_kb,
+        tmp_path,
+        "Which test is the companion diagnostic for PD-L1 status before pembrolizumab?",
+    )
     research = [s for s in answer["sources"] if s.get("source") == SOURCE]
     assert research, answer["sources"]
     assert all(s["url"].startswith("https://pubmed.ncbi.nlm.nih.gov/") for s in research)
     assert "22C3" in answer["text"]
-    shutil.rmtree(tmp_path, ignore_errors=True)
 
 
 def test_a_research_question_on_a_kb_without_literature_names_the_literature_profile(
