@@ -1,9 +1,12 @@
 """The consult agent, assembled: read the whole state machine here.
 
     START → start_turn → hypothesis → ner_link → hypergraph_walk → reasoning_chain → evidence_rank
-          → sufficiency ─ sufficient, or round cap reached ─→ answer → END
+          → sufficiency ─ sufficient, or round cap reached ─→ check_claims → answer → END
                         └ insufficient ─→ plan ─ calls ─→ execute_tools → evidence_rank → sufficiency …
-                                               └ none ──→ answer
+                                               └ none ──→ check_claims
+
+``check_claims`` acts on a reply check only (task ``check_reply``): the reply's claims, each retrieved for and
+judged supported / contradicted / no evidence found; the answer leads with those verdicts.
 
 ``sufficiency`` and ``plan`` route with ``Command`` (their ``goto`` is declared where it happens); the
 round counter lives in state and ``ConsultContext.max_rounds`` caps it. Nodes get the KB and the optional
@@ -21,6 +24,7 @@ from langgraph.graph.state import CompiledStateGraph
 from agent.context import ConsultContext
 from agent.deps import ConsultDeps
 from agent.nodes.answer import make_answer
+from agent.nodes.claim_check import make_check_claims
 from agent.nodes.hypothesis import make_hypothesis
 from agent.nodes.planner import make_execute_tools, make_plan
 from agent.nodes.rank import make_evidence_rank
@@ -51,6 +55,7 @@ def build_consult_graph(
     graph.add_node("sufficiency", make_sufficiency(deps))
     graph.add_node("plan", make_plan(deps))
     graph.add_node("execute_tools", make_execute_tools(deps))
+    graph.add_node("check_claims", make_check_claims(deps))
     graph.add_node("answer", make_answer(deps))
 
     graph.add_edge(START, "start_turn")
@@ -59,7 +64,8 @@ def build_consult_graph(
     graph.add_edge("ner_link", "hypergraph_walk")
     graph.add_edge("hypergraph_walk", "reasoning_chain")
     graph.add_edge("reasoning_chain", "evidence_rank")
-    graph.add_edge("evidence_rank", "sufficiency")  # sufficiency → plan | answer (Command)
-    graph.add_edge("execute_tools", "evidence_rank")  # plan → execute_tools | answer (Command)
+    graph.add_edge("evidence_rank", "sufficiency")  # sufficiency → plan | check_claims (Command)
+    graph.add_edge("execute_tools", "evidence_rank")  # plan → execute_tools | check_claims (Command)
+    graph.add_edge("check_claims", "answer")
     graph.add_edge("answer", END)
     return graph.compile(checkpointer=checkpointer, name="evigraph-consult")

@@ -123,6 +123,40 @@ class DirectAnswerRec(TypedDict, total=False):
     """The block as Markdown lines, citations inline (``[C:…]``, ``[E:…]``)."""
 
 
+class ClaimVerdictRec(TypedDict, total=False):
+    """One claim of a checked reply: its verdict and the passages that decide it (nodes/claim_check.py)."""
+
+    text: str
+    question: str
+    """The yes/no question of the claim's positive form: what the claim checker read."""
+    negated: bool
+    hedged: bool
+    verdict: str
+    """"supported", "contradicted" or "no evidence found"."""
+    probability: float
+    """The checker's probability of the called class (before a negated claim's flip)."""
+    support: float
+    contradiction: float
+    evidence_ids: list[str]
+    quotes: list[str]
+    closest: dict[str, str]
+    """When nothing decides the claim: the window that came closest (``evidence_id``, ``quote``)."""
+    passages_read: int
+
+
+class ReplyCheckRec(TypedDict, total=False):
+    """A reply check's verdict table: what leads the answer and sets its status."""
+
+    claims: list[ClaimVerdictRec]
+    left_out: int
+    """Claims beyond the checked first ``MAX_CLAIMS``."""
+    not_checkable: list[str]
+    problem: str
+    """Empty, or why nothing (or not everything) could be checked: no_claim, question, not_english, …"""
+    method: str
+    thresholds: dict[str, float]
+
+
 class ToolCallRec(TypedDict, total=False):
     name: str
     args: dict[str, Any]
@@ -184,6 +218,7 @@ class ConsultState(TypedDict, total=False):
     pending_calls: list[ToolCallRec]
     answer: dict[str, Any]
     direct_answer: DirectAnswerRec
+    reply_check: ReplyCheckRec
     trace: Annotated[list[StepRec], operator.add]
     turns: Annotated[list[TurnRec], operator.add]
     llm_calls: int

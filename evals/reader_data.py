@@ -279,16 +279,20 @@ def medquad_pairs(settings: Settings, excluded: Exclusions, rng: random.Random) 
                 break
 
 
-def pubmedqa_pairs(settings: Settings, excluded: Exclusions, rng: random.Random) -> Iterator[dict[str, Any]]:
-    """Results/conclusion paragraphs of the question's own abstract positive, other abstracts negative."""
-    shared = settings.shared_data_dir
+def pubmedqa_pool(settings: Settings, excluded: Exclusions) -> tuple[list[dict[str, Any]], _BM25]:
+    """The PubMedQA paragraphs a pair may use (none of the official test split) and a BM25 index over them."""
     paragraphs = [
         row
-        for row in _rows(shared / "corpus" / "pubmedqa_contexts.jsonl")
+        for row in _rows(settings.shared_data_dir / "corpus" / "pubmedqa_contexts.jsonl")
         if str(row["pmid"]) not in excluded.pubmedqa_test_pmids
     ]
-    index = _BM25([row["text"] for row in paragraphs])
-    for row in _rows(shared / "eval" / "pubmedqa_pqal.jsonl"):
+    return paragraphs, _BM25([row["text"] for row in paragraphs])
+
+
+def pubmedqa_training(settings: Settings, excluded: Exclusions) -> Iterator[tuple[dict[str, Any], list[str]]]:
+    """Each PQA-L question outside the official test split (and no repeat of an evaluation question), with
+    its abstract's results/conclusion paragraphs and long answer: what answers it."""
+    for row in _rows(settings.shared_data_dir / "eval" / "pubmedqa_pqal.jsonl"):
         pmid = str(row["pubid"])
         if row.get("official_split") == "test" or pmid in excluded.pubmedqa_test_pmids:
             continue
@@ -302,6 +306,14 @@ def pubmedqa_pairs(settings: Settings, excluded: Exclusions, rng: random.Random)
         ]
         if row.get("long_answer"):
             own.append(row["long_answer"])
+        yield row, own
+
+
+def pubmedqa_pairs(settings: Settings, excluded: Exclusions, rng: random.Random) -> Iterator[dict[str, Any]]:
+    """Results/conclusion paragraphs of the question's own abstract positive, other abstracts negative."""
+    paragraphs, index = pubmedqa_pool(settings, excluded)
+    for row, own in pubmedqa_training(settings, excluded):
+        pmid = str(row["pubid"])
         for text in own:
             yield _pair("pubmedqa", pmid, row["question"], text, 1)
         negatives = [j for j in index.top(row["question"], 20) if str(paragraphs[j]["pmid"]) != pmid]

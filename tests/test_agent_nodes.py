@@ -173,7 +173,7 @@ def test_repeated_calls_are_dropped_and_an_empty_plan_goes_to_the_answer(slice_k
         verdict={"sufficient": False, "missing_labels": ["treatment"]},
     )
     command = make_plan(ConsultDeps(slice_kb))(state, runtime())
-    assert command.goto == "answer" and command.update["pending_calls"] == []
+    assert command.goto == "check_claims" and command.update["pending_calls"] == []
 
 
 def test_llm_plan_executes_the_scripted_calls_and_records_them(slice_kb: KnowledgeBase) -> None:
@@ -263,7 +263,7 @@ def test_hypothesis_node_stores_terms_or_records_the_fallback(slice_kb: Knowledg
     assert offline["trace"][0]["summary"] == "skipped (offline mode)" and llm.calls == 2
 
 
-@pytest.mark.parametrize(("round_", "goto"), [(0, "plan"), (2, "answer")])
+@pytest.mark.parametrize(("round_", "goto"), [(0, "plan"), (2, "check_claims")])
 def test_insufficient_llm_verdict_loops_until_the_round_cap(
     slice_kb: KnowledgeBase, round_: int, goto: str
 ) -> None:

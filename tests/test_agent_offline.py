@@ -267,18 +267,24 @@ def test_the_asked_aspect_leads_the_extractive_answer(consultant: Consultant) ->
     assert groups and groups[0] == "**Treatment**"  # "what is" opens the question; medicine is asked
 
 
-def test_an_offline_reply_check_is_never_a_bare_answered(consultant: Consultant) -> None:
+def test_an_offline_reply_check_leads_with_its_claim_verdicts_never_a_bare_answered(
+    consultant: Consultant,
+) -> None:
     """Issue 22: "Colleague says: aspirin alone is adequate …" ended "answered" with an aspirin-helps sentence
-    first — a reader walked away reassured. Until replies are judged claim by claim, the offline check says
-    first that it did not judge the reply, and its status is never "answered"."""
-    from agent.nodes.answer import UNVERIFIED_LINE
+    first — a reader walked away reassured. Now the reply's claims are judged one by one: the verdict table
+    comes right under the offline label, before any evidence, and the status is the verdicts'."""
+    from agent.nodes.claim_check import REPLY_CHECK_HEADING
 
     reply = "Colleague says: for a patient with gout, start allopurinol during the acute flare."
     checked = consultant.ask(reply, task="check_reply").answer
-    assert checked["status"] in ("unverified", "insufficient"), checked["status"]
+    assert checked["status"] in ("supported", "contradicted", "unverified"), checked["status"]
     lines = [line for line in checked["text"].splitlines() if line.strip()]
-    assert lines[1] == UNVERIFIED_LINE  # right under the offline label, before any evidence
+    assert lines[1] == REPLY_CHECK_HEADING and lines[2].startswith("1. "), lines[:3]
+    table = checked["reply_check"]
+    assert len(table["claims"]) == 1 and table["claims"][0]["question"].endswith("?")
+    assert table["claims"][0]["verdict"] in ("supported", "contradicted", "no evidence found")
     assert "Direct answer" not in checked["text"]  # the evidence is not presented as an answer to the reply
     assert_cites_only_retrieved(checked)
     clinical = consultant.ask("How is gout treated?", task="clinical").answer
-    assert UNVERIFIED_LINE not in clinical["text"] and clinical["status"] in ("answered", "insufficient")
+    assert REPLY_CHECK_HEADING not in clinical["text"] and clinical["status"] in ("answered", "insufficient")
+    assert "reply_check" not in clinical

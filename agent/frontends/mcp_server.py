@@ -71,8 +71,10 @@ class ConsultReply(BaseModel):
 
     consult_id: str = Field(description="Pass it back as consult_id to ask a follow-up in this consult.")
     status: str = Field(
-        description="answered; insufficient when the evidence does not support an answer; unverified for a "
-        "reply check in offline mode (the evidence is shown, the reply is not judged)."
+        description="answered; insufficient when the evidence does not support an answer. A reply check "
+        "(task check_reply) takes its status from its claim verdicts: contradicted when the evidence "
+        "contradicts any claim, supported when it supports every claim, otherwise unverified (see "
+        "answer.reply_check)."
     )
     text: str = Field(description="The answer; every claim cites [E:…] evidence or [C:…] KG chains.")
     cited_passages: dict[str, str] = Field(description="The text of each evidence id the answer text cites.")

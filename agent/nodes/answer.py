@@ -26,13 +26,14 @@ from agent.compact_answer import compact_answer_prompt
 from agent.context import ConsultContext
 from agent.deps import ConsultDeps
 from agent.llm import LLMStepFailed, Usage, text_call
+from agent.nodes.claim_check import reply_check_lines, reply_status
 from agent.nodes.common import emit, llm_on, question_in_context, step, usage_update
 from agent.nodes.direct_answer import compose_direct_answer
 from agent.nodes.focus import answering_passages, question_focus
 from agent.nodes.hypothesis import condition
 from agent.nodes.mcq import McqJudgement, judge_options, mcq_lines
 from agent.redact import redact
-from agent.state import ChainRec, ConsultState, DirectAnswerRec, EvidenceRec, Verdict
+from agent.state import ChainRec, ConsultState, DirectAnswerRec, EvidenceRec, ReplyCheckRec, Verdict
 from graphs.model.labels import specific_labels_asked
 from prompts import load_prompt
 
@@ -92,7 +93,10 @@ def extractive_text(
     verdict = state.get("verdict", {})
     lines = [f"**{OFFLINE_LABEL}**", ""]
     sufficient = bool(verdict.get("sufficient")) and bool(evidence)
-    if not sufficient:
+    # A checked reply is judged by its claim verdicts (put above this by the answer node); whether the
+    # reply, read as a question, is "answered" would only contradict them.
+    claims_judged = state.get("task") == "check_reply" and bool(state.get("reply_check", {}).get("claims"))
+    if not sufficient and not claims_judged:
         lines += [insufficient_line(verdict), ""]
     lines += mcq_lines(mcq, {e["id"] for e in evidence})
     if direct and direct.get("lines"):
@@ -103,7 +107,11 @@ def extractive_text(
     if not sufficient and not full:
         closest = evidence[:CLOSEST_SHOWN]
         if closest:
-            lines.append("### Closest passages (not judged to answer the question)")
+            lines.append(
+                "### Other passages about the reply's subject"
+                if claims_judged
+                else "### Closest passages (not judged to answer the question)"
+            )
             lines += [f"- {clip(e['text'], PASSAGE_CHARS)} [{e['id']}]" for e in closest]
             lines.append("")
         return "\n".join(lines).strip()
@@ -150,9 +158,9 @@ def offline_direct(
 
 
 UNVERIFIED_LINE = (
-    "**The reply was not checked claim by claim.** Offline, EviGraph cannot yet tell whether the evidence "
-    "supports or contradicts a reply; below is what the knowledge base holds about its subject. Read each "
-    "of the reply's claims against the cited passages before acting on it."
+    "**The reply was not checked claim by claim.** The claim checker could not judge it; below is what the "
+    "knowledge base holds about its subject. Read each of the reply's claims against the cited passages "
+    "before acting on it."
 )
 
 
@@ -238,6 +246,25 @@ def llm_answer(
     }
 
 
+def _lead_with_verdicts(payload: dict[str, Any], table: ReplyCheckRec, status: str) -> str:
+    """A reply check leads with its claim verdicts and takes its status from them (issue 22): "answered"
+    above aspirin-helps sentences once reassured a reader about a reply that the evidence contradicts.
+    When no claim could be judged (no claim, a question, the checker missing) the answer says so first."""
+    payload["reply_check"] = dict(table)
+    head, _, rest = payload["text"].partition("\n")
+    if table.get("method") == "claim checker" and table.get("claims"):
+        block = "\n".join(reply_check_lines(table))
+        payload["text"] = (
+            f"{head}\n\n{block}\n{rest}" if payload["mode"] == "offline" else f"{block}\n{payload['text']}"
+        )
+        return reply_status(table)
+    note = "\n".join(reply_check_lines(table)) if table.get("problem") else UNVERIFIED_LINE
+    payload["text"] = (
+        f"{head}\n\n{note}\n{rest}" if payload["mode"] == "offline" else f"{note}\n\n{payload['text']}"
+    )
+    return "unverified" if status == "answered" else status
+
+
 def make_answer(deps: ConsultDeps):  # type: ignore[no-untyped-def]
     def answer(state: ConsultState, runtime: Runtime[ConsultContext]) -> dict[str, Any]:
         usage = Usage()
@@ -273,12 +300,8 @@ def make_answer(deps: ConsultDeps):  # type: ignore[no-untyped-def]
         status = "answered" if verdict.get("sufficient") else "insufficient"
         if not evidence:
             status = "insufficient"
-        elif payload["mode"] == "offline" and state.get("task") == "check_reply":
-            # Offline, nothing judges the reply yet (issue 22): "answered" above aspirin-helps sentences
-            # reassured a reader about a reply that the evidence contradicts. Say so first, every time.
-            status = "unverified" if status == "answered" else status
-            head, _, rest = payload["text"].partition("\n")
-            payload["text"] = f"{head}\n\n{UNVERIFIED_LINE}\n{rest}"
+        if state.get("task") == "check_reply":
+            status = _lead_with_verdicts(payload, state.get("reply_check", {}), status)
         payload.update(
             {
                 "status": status,

@@ -170,7 +170,7 @@ def drop_repeated(state: ConsultState, calls: list[ToolCallRec]) -> tuple[list[T
 def make_plan(deps: ConsultDeps):  # type: ignore[no-untyped-def]
     def plan(
         state: ConsultState, runtime: Runtime[ConsultContext]
-    ) -> Command[Literal["execute_tools", "answer"]]:
+    ) -> Command[Literal["execute_tools", "check_claims"]]:
         ctx = runtime.context
         usage = Usage()
         fallback = ""
@@ -224,7 +224,7 @@ def make_plan(deps: ConsultDeps):  # type: ignore[no-untyped-def]
             "pending_calls": calls,
             "trace": [step(state, "plan", summary, fallback, calls=[dict(c) for c in calls])],
         }
-        return Command(goto="execute_tools" if calls else "answer", update=update)
+        return Command(goto="execute_tools" if calls else "check_claims", update=update)
 
     return plan
 

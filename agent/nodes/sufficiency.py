@@ -409,7 +409,7 @@ def unrelated_evidence(deps: ConsultDeps, state: ConsultState) -> str:
 def make_sufficiency(deps: ConsultDeps):  # type: ignore[no-untyped-def]
     def sufficiency(
         state: ConsultState, runtime: Runtime[ConsultContext]
-    ) -> Command[Literal["plan", "answer"]]:
+    ) -> Command[Literal["plan", "check_claims"]]:
         usage = Usage()
         fallback = ""
         verdict: Verdict
@@ -438,7 +438,7 @@ def make_sufficiency(deps: ConsultDeps):  # type: ignore[no-untyped-def]
             f"{'sufficient' if verdict['sufficient'] else 'insufficient'}"
         )
         return Command(
-            goto="answer" if done else "plan",
+            goto="check_claims" if done else "plan",
             update={
                 **usage_update(state, usage),
                 "verdict": verdict,

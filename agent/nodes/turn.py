@@ -90,6 +90,7 @@ def start_turn(state: ConsultState, runtime: Runtime[ConsultContext]) -> dict[st
         "verdict": {},
         "pending_calls": [],
         "answer": {},
+        "reply_check": {},
         "llm_calls": 0,
         "llm_tokens": 0,
         "warnings": warnings,

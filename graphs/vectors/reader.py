@@ -50,10 +50,21 @@ class ReaderSpec:
     max_length: int
     temperature: float = 1.0
     bias: float = 0.0
+    name: str = "evidence reader"
+    raw: dict[str, Any] | None = None
+    """The whole manifest (a model may record more there, e.g. the claim checker's thresholds)."""
+
+    @property
+    def restore(self) -> str:
+        """The command that puts the shipped files back."""
+        return f"git checkout -- data/{self.model_file.parent.name}"
 
     @classmethod
-    def read(cls, reader_dir: Path) -> ReaderSpec:
-        manifest = reader_dir / READER_MANIFEST
+    def read(
+        cls, reader_dir: Path, name: str = "evidence reader", manifest_name: str = READER_MANIFEST
+    ) -> ReaderSpec:
+        manifest = reader_dir / manifest_name
+        restore = f"git checkout -- data/{reader_dir.name}"
         try:
             raw: dict[str, Any] = json.loads(manifest.read_text(encoding="utf-8"))
             return cls(
@@ -62,27 +73,31 @@ class ReaderSpec:
                 max_length=int(raw["max_length"]),
                 temperature=float(raw.get("temperature", 1.0)),
                 bias=float(raw.get("bias", 0.0)),
+                name=name,
+                raw=raw,
             )
         except FileNotFoundError as error:
             raise ReaderUnavailable(
-                f"the evidence reader's manifest {manifest} is missing: restore data/reader/ from the "
-                "EviGraph checkout (git checkout -- data/reader) or reinstall"
+                f"the {name}'s manifest {manifest} is missing: restore data/{reader_dir.name}/ from the "
+                f"EviGraph checkout ({restore}) or reinstall"
             ) from error
         except (ValueError, KeyError, TypeError) as error:
             raise ReaderUnavailable(
-                f"the evidence reader's manifest {manifest} is unreadable ({error}): restore it with "
-                "git checkout -- data/reader"
+                f"the {name}'s manifest {manifest} is unreadable ({error}): restore it with {restore}"
             ) from error
 
 
 class EvidenceReader:
     """Scores (question, passage) pairs; higher means the passage more likely answers the question."""
 
+    NAME = "evidence reader"
+    MANIFEST = READER_MANIFEST
+
     def __init__(self, reader_dir: Path, num_threads: int | None = None) -> None:
         import onnxruntime
         from tokenizers import Tokenizer
 
-        self.spec = ReaderSpec.read(reader_dir)
+        self.spec = ReaderSpec.read(reader_dir, self.NAME, self.MANIFEST)
         _verify(self.spec)
         self._tokenizer = Tokenizer.from_file(str(ASSETS_DIR / "tokenizer.json"))
         self._tokenizer.enable_truncation(max_length=self.spec.max_length, strategy="only_second")
@@ -101,21 +116,26 @@ class EvidenceReader:
             )
         except Exception as error:  # onnxruntime raises its own Fail/InvalidProtobuf types
             raise ReaderUnavailable(
-                f"the evidence reader {self.spec.model_file} cannot be loaded ({error}): restore it with "
-                "git checkout -- data/reader"
+                f"the {self.spec.name} {self.spec.model_file} cannot be loaded ({error}): restore it with "
+                f"{self.spec.restore}"
             ) from error
 
     def logits(self, question: str, passages: Sequence[str], *, batch_size: int = 32) -> np.ndarray:
         """Raw scores, one per passage, in the passages' order. An empty question or list gives zeros."""
+        return self.logit_rows(question, passages, batch_size=batch_size)[:, 0]
+
+    def logit_rows(self, question: str, passages: Sequence[str], *, batch_size: int = 32) -> np.ndarray:
+        """Every output logit per passage (rows in the passages' order): one column for the reader, one per
+        class for a classifier such as the claim checker."""
         if isinstance(passages, str):
             raise TypeError("logits() takes a sequence of passages")
         if not passages:
-            return np.zeros(0, dtype=np.float32)
+            return np.zeros((0, self._outputs), dtype=np.float32)
         question = self._clip_question(question or " ")
         encodings = self._tokenizer.encode_batch([(question, p or " ") for p in passages])
         lengths = np.array([len(e.ids) for e in encodings])
         order = np.argsort(-lengths, kind="stable")
-        out = np.empty(len(passages), dtype=np.float32)
+        out = np.empty((len(passages), self._outputs), dtype=np.float32)
         start = 0
         while start < len(passages):
             width = int(lengths[order[start]])
@@ -152,20 +172,26 @@ class EvidenceReader:
     def _run(self, encodings: Sequence[Any]) -> np.ndarray:
         input_ids, attention, types = pad_encodings(encodings, self._pad_id)
         feeds = {"input_ids": input_ids, "attention_mask": attention, "token_type_ids": types}
-        return np.asarray(self._session.run(["logits"], feeds)[0], dtype=np.float32)[:, 0]
+        return np.asarray(self._session.run(["logits"], feeds)[0], dtype=np.float32)
+
+    @property
+    def _outputs(self) -> int:
+        """How many logits the model gives per pair (its output's last dimension)."""
+        shape = self._session.get_outputs()[0].shape
+        return int(shape[-1]) if isinstance(shape[-1], int) else 1
 
 
 def _verify(spec: ReaderSpec) -> None:
-    """The weights must be the ones reader.json pins: a damaged file would quietly change what is shown."""
+    """The weights must be the ones the manifest pins: a damaged file would quietly change what is shown."""
     if not spec.model_file.is_file():
         raise ReaderUnavailable(
-            f"the evidence reader {spec.model_file} is missing: restore it with git checkout -- data/reader"
+            f"the {spec.name} {spec.model_file} is missing: restore it with {spec.restore}"
         )
     digest = hashlib.sha256(spec.model_file.read_bytes()).hexdigest()
     if digest != spec.sha256:
         raise ReaderUnavailable(
-            f"the evidence reader {spec.model_file} is damaged (sha256 {digest[:12]}…, expected "
-            f"{spec.sha256[:12]}…): restore it with git checkout -- data/reader"
+            f"the {spec.name} {spec.model_file} is damaged (sha256 {digest[:12]}…, expected "
+            f"{spec.sha256[:12]}…): restore it with {spec.restore}"
         )
 
 

@@ -1,0 +1,285 @@
+"""``check_claims``: a colleague's reply checked claim by claim (supported, contradicted, no evidence found).
+
+Why a node of its own: a reply check that shows "what the evidence says about aspirin" above an "answered"
+status reassured a reader about a reply the evidence contradicts (issue 22). Here the reply is split into
+atomic claims (``graphs.text.claims``); each claim, as the yes/no question of its positive form, gets its
+own retrieval (the ``evidence_rank`` tool, seeded with the turn's passages) and the trained claim checker
+(``graphs.vectors.claim_checker``) reads it against short windows of the best passages. A claim is called
+supported or contradicted only when the strongest window's probability reaches the threshold calibrated
+for precision (``data/claims/claims.json``); otherwise "no evidence found". A negated claim ("X is *not*
+effective") is checked as its positive form and the verdict flipped.
+
+The node does nothing for other tasks. Offline and with an LLM alike the verdicts lead the answer.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from agent.context import ConsultContext
+from agent.deps import ConsultDeps
+from agent.nodes.common import emit, step
+from agent.nodes.focus import sentences
+from agent.nodes.rank import ranked_records
+from agent.state import ClaimVerdictRec, ConsultState, EvidenceRec, ReplyCheckRec
+from graphs.text.claims import Claim, split_reply
+from graphs.vectors.claim_checker import (
+    CONTRADICTED,
+    SUPPORTED,
+    ClaimChecker,
+    ClaimThresholds,
+    get_claim_checker,
+)
+from graphs.vectors.reader import ReaderUnavailable
+from tools.evidence_rank import EvidenceRankRequest, evidence_rank
+
+MAX_CLAIMS = 8
+"""Claims checked per reply; the rest are counted and named as not checked (a 50-claim paste stays fast)."""
+PASSAGES_PER_CLAIM = 5
+WINDOW_SENTENCES = 2
+"""Sentences per window read against the claim: BioASQ snippets, the checker's training evidence, are one
+or two sentences; a whole fact sheet dilutes the one sentence that decides."""
+WINDOWS_PER_PASSAGE = 4
+SHORT_PASSAGE_WORDS = 90
+"""A passage this short is read whole, as one window."""
+SEED_PASSAGES = 10
+"""The turn's own best passages, offered to each claim's ranking as candidates."""
+SUPPORTED_WORD, CONTRADICTED_WORD, NONE_WORD = "supported", "contradicted", "no evidence found"
+
+
+def windows(text: str) -> list[str]:
+    """The passage as the checker reads it: whole when short, else its first windows of two sentences."""
+    if len(text.split()) <= SHORT_PASSAGE_WORDS:
+        return [text]
+    spans = sentences(text)
+    out: list[str] = []
+    for start in range(0, len(spans), WINDOW_SENTENCES):
+        chunk = spans[start : start + WINDOW_SENTENCES]
+        out.append(text[chunk[0][0] : chunk[-1][1]])
+        if len(out) == WINDOWS_PER_PASSAGE:
+            break
+    return out
+
+
+def _passages_for(deps: ConsultDeps, claim: Claim, seeds: list[str]) -> list[EvidenceRec]:
+    request = EvidenceRankRequest(question=claim.question, candidate_ids=seeds, top_k=PASSAGES_PER_CLAIM)
+    return ranked_records(deps, list(evidence_rank(deps.kb, request).evidence))
+
+
+def judge(support: float, contradiction: float, limits: ClaimThresholds) -> int | None:
+    """The called class of the positive claim, or ``None``: the stronger direction, if it reaches its
+    calibrated threshold."""
+    if contradiction >= limits.contradicted and contradiction >= support:
+        return CONTRADICTED
+    if support >= limits.supported and support >= contradiction:
+        return SUPPORTED
+    return None
+
+
+def check_claim(
+    deps: ConsultDeps, checker: ClaimChecker, claim: Claim, seeds: list[str]
+) -> tuple[ClaimVerdictRec, list[EvidenceRec]]:
+    """One claim's verdict, with the (at most two) passages that decide it, and those passages."""
+    passages = _passages_for(deps, claim, seeds)
+    owners: list[int] = []
+    texts: list[str] = []
+    for n, passage in enumerate(passages):
+        for window in windows(passage["text"]):
+            owners.append(n)
+            texts.append(window)
+    probs = checker.class_probabilities(claim.question, texts)
+    record: ClaimVerdictRec = {
+        "text": claim.text,
+        "question": claim.question,
+        "negated": claim.negated,
+        "hedged": claim.hedged,
+        "verdict": NONE_WORD,
+        "evidence_ids": [],
+        "passages_read": len(passages),
+    }
+    if not texts:
+        return record, []
+    support, contradiction = float(probs[:, SUPPORTED].max()), float(probs[:, CONTRADICTED].max())
+    record["support"] = round(support, 3)
+    record["contradiction"] = round(contradiction, 3)
+    called = judge(support, contradiction, checker.thresholds)
+    if called is None:
+        best = int(probs[:, SUPPORTED:].max(axis=1).argmax())
+        record["closest"] = {"evidence_id": passages[owners[best]]["id"], "quote": texts[best]}
+        return record, [passages[owners[best]]]  # cited in the line, so it joins the turn's evidence
+    order = [int(i) for i in probs[:, called].argsort()[::-1]]
+    deciding: list[int] = []
+    for i in order:
+        if owners[i] not in [owners[j] for j in deciding] and probs[i, called] >= _limit(checker, called):
+            deciding.append(i)
+        if len(deciding) == 2:
+            break
+    if claim.negated:  # the positive form was checked: "not effective" is contradicted by "effective"
+        called = SUPPORTED if called == CONTRADICTED else CONTRADICTED
+    record["verdict"] = SUPPORTED_WORD if called == SUPPORTED else CONTRADICTED_WORD
+    record["probability"] = round(float(probs[deciding[0]].max()), 3)
+    record["evidence_ids"] = [passages[owners[i]]["id"] for i in deciding]
+    record["quotes"] = [texts[i] for i in deciding]
+    return record, [passages[owners[i]] for i in deciding]
+
+
+def _limit(checker: ClaimChecker, called: int) -> float:
+    limits = checker.thresholds
+    return limits.supported if called == SUPPORTED else limits.contradicted
+
+
+def check_reply(
+    deps: ConsultDeps, reply: str, turn_evidence: list[EvidenceRec]
+) -> tuple[ReplyCheckRec, list[EvidenceRec]]:
+    """The reply's verdict table and the passages its verdicts cite (to be added to the turn's evidence)."""
+    parts = split_reply(reply, max_claims=MAX_CLAIMS)
+    table: ReplyCheckRec = {
+        "claims": [],
+        "left_out": parts.left_out,
+        "not_checkable": parts.not_checkable[:5],
+        "problem": parts.problem or "",
+        "method": "claim checker",
+    }
+    if parts.problem in ("no_claim", "question", "not_english") or not parts.claims:
+        return table, []
+    try:
+        checker = get_claim_checker()
+    except ReaderUnavailable as exc:
+        table["method"] = "unavailable"
+        table["problem"] = f"the claim checker is unavailable ({exc})"
+        return table, []
+    limits = checker.thresholds
+    table["thresholds"] = {"supported": limits.supported, "contradicted": limits.contradicted}
+    seeds = [e["id"] for e in turn_evidence[:SEED_PASSAGES]]
+    cited: dict[str, EvidenceRec] = {}
+    for claim in parts.claims:
+        record, passages = check_claim(deps, checker, claim, seeds)
+        table["claims"].append(record)
+        for passage in passages:
+            cited.setdefault(passage["id"], passage)
+    return table, list(cited.values())
+
+
+def verdict_counts(table: ReplyCheckRec) -> dict[str, int]:
+    counts = {SUPPORTED_WORD: 0, CONTRADICTED_WORD: 0, NONE_WORD: 0}
+    for claim in table.get("claims", []):
+        counts[claim.get("verdict", NONE_WORD)] += 1
+    return counts
+
+
+def reply_status(table: ReplyCheckRec) -> str:
+    """A reply check's status is its verdicts: contradicted if any claim is, supported if every claim is,
+    otherwise unverified (never a bare "answered")."""
+    counts = verdict_counts(table)
+    if counts[CONTRADICTED_WORD]:
+        return "contradicted"
+    if table.get("claims") and counts[SUPPORTED_WORD] == len(table["claims"]):
+        return "supported"
+    return "unverified"
+
+
+def make_check_claims(deps: ConsultDeps):  # type: ignore[no-untyped-def]
+    def check_claims(state: ConsultState, runtime: Runtime[ConsultContext]) -> dict[str, Any]:
+        if state.get("task") != "check_reply":
+            return {}
+        started = time.perf_counter()
+        evidence = state.get("evidence", [])
+        table, cited = check_reply(deps, state["question"], evidence)
+        known = {e["id"] for e in evidence}
+        counts = verdict_counts(table)
+        summary = ", ".join(f"{n} {word}" for word, n in counts.items())
+        emit(runtime, "check_claims", summary=summary)
+        return {
+            "reply_check": table,
+            "evidence": [*evidence, *(e for e in cited if e["id"] not in known)],
+            "trace": [
+                step(
+                    state,
+                    "check_claims",
+                    f"{len(table['claims'])} claims: {summary}",
+                    seconds=round(time.perf_counter() - started, 3),
+                )
+            ],
+        }
+
+    return check_claims
+
+
+REPLY_CHECK_HEADING = "### The reply, claim by claim"
+QUOTE_CHARS = 260
+PROBLEM_LINES = {
+    "no_claim": "**No checkable claim was found in the reply** (nothing states a clinical fact). Paste the "
+    'colleague\'s statement itself, e.g. "Colleague says: metformin is first-line for type 2 diabetes".',
+    "question": "**The reply is a question, not a claim**, so there is nothing to check. Ask it as a "
+    "question (task `clinical`) to get an answer from the evidence.",
+    "not_english": "**The reply does not look like English**, and EviGraph's evidence and claim checker are "
+    "English: its claims were not checked. Restate them in English to have them checked.",
+}
+_MARKS = {
+    SUPPORTED_WORD: "✓ **Supported**",
+    CONTRADICTED_WORD: "✗ **Contradicted**",
+    NONE_WORD: "? **No verdict**",
+}
+NEVER_CALLED_NOTE = (
+    "_**No claim is marked supported or contradicted:** on labelled calibration claims the claim checker "
+    "did not reach the precision a verdict needs (≥ 0.9), so it gives none. Each claim shows the passage "
+    "that bears on it most — read it before relying on the reply._"
+)
+
+
+def _quote(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= QUOTE_CHARS else flat[:QUOTE_CHARS].rsplit(" ", 1)[0] + "…"
+
+
+def reply_check_lines(table: ReplyCheckRec) -> list[str]:
+    """The verdict table as Markdown lines: one numbered line per claim, its deciding quotes cited."""
+    problem = table.get("problem", "")
+    claims = table.get("claims", [])
+    if not claims:
+        note = PROBLEM_LINES.get(problem) or f"**The reply was not checked claim by claim**: {problem}."
+        return [REPLY_CHECK_HEADING, note, ""]
+    lines = [REPLY_CHECK_HEADING]
+    for n, claim in enumerate(claims, 1):
+        verdict = claim.get("verdict", NONE_WORD)
+        line = f"{n}. {_MARKS[verdict]} — \u201c{claim['text']}\u201d"
+        if verdict == NONE_WORD:
+            closest = claim.get("closest")
+            line += ": no retrieved passage decides it at the calibrated precision"
+            if closest:
+                quote, cited = _quote(closest["quote"]), closest["evidence_id"]
+                line += f" (closest, not a verdict: \u201c{quote}\u201d [{cited}])"
+        else:
+            quotes = zip(claim.get("quotes", []), claim.get("evidence_ids", []), strict=False)
+            line += " — " + "; ".join(f"\u201c{_quote(q)}\u201d [{i}]" for q, i in quotes)
+            line += f" (checker probability {claim.get('probability', 0):.2f})"
+        notes = []
+        if claim.get("negated"):
+            notes.append(
+                f"checked as \u201c{claim['question']}\u201d and the answer reversed, as the claim denies it"
+            )
+        if claim.get("hedged"):
+            notes.append("the claim is hedged")
+        if notes:
+            line += f" _({'; '.join(notes)})_"
+        lines.append(line)
+    lines.append("")  # the notes below are paragraphs, not part of the last numbered item
+    if table.get("left_out"):
+        left = table["left_out"]
+        lines.append(
+            f"_{left} more claim{'s were' if left != 1 else ' was'} not checked: only the first "
+            f"{len(claims)} are. Ask about the rest in a follow-up._"
+        )
+    limits = table.get("thresholds", {})
+    if limits and min(limits.values()) > 1.0:
+        lines.append(NEVER_CALLED_NOTE)
+        return [*lines, ""]
+    lines.append(
+        "_A verdict is given only where the claim checker reaches its calibrated threshold; "
+        "\u201cno evidence found\u201d means the knowledge base did not decide the claim, not that it is "
+        "false._"
+    )
+    return [*lines, ""]

@@ -1,0 +1,134 @@
+"""The reply check, claim by claim (issue 22): bad replies, a damaged checker, negation, and the verdict rule.
+
+Real components throughout: the slice KB, the shipped int8 claim checker and reader, the real splitter.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+
+from agent.consult import Consultant
+from agent.nodes import claim_check
+from agent.nodes.claim_check import REPLY_CHECK_HEADING, judge, reply_status
+from graphs.kb import KnowledgeBase
+from graphs.model.settings import Settings
+from graphs.vectors.claim_checker import (
+    CONTRADICTED,
+    SHIPPED_CLAIMS_DIR,
+    SUPPORTED,
+    ClaimChecker,
+    ClaimThresholds,
+    get_claim_checker,
+)
+from graphs.vectors.reader import ReaderUnavailable
+
+
+@pytest.fixture()
+def consultant(slice_kb: KnowledgeBase, slice_kb_root: Path, tmp_path: Path) -> Consultant:
+    settings = Settings(kb_dir=slice_kb_root, data_dir=tmp_path, llm_enabled=False)
+    return Consultant(settings, kb=slice_kb, checkpointer=InMemorySaver(), use_llm=False)
+
+
+def _check(consultant: Consultant, reply: str) -> dict:
+    return consultant.ask(reply, task="check_reply").answer
+
+
+def test_a_reply_that_is_only_a_question_is_said_to_be_one(consultant: Consultant) -> None:
+    answer = _check(consultant, "Colleague asks: should we start allopurinol during a gout flare?")
+    assert (
+        answer["status"] in ("unverified", "insufficient") and answer["reply_check"]["problem"] == "question"
+    )
+    assert "**The reply is a question, not a claim**" in answer["text"].split("\n\n", 2)[1]
+
+
+def test_a_reply_with_no_checkable_claim_says_so(consultant: Consultant) -> None:
+    answer = _check(consultant, "Thanks, hope this helps!")
+    assert answer["status"] in ("unverified", "insufficient")
+    assert answer["reply_check"]["problem"] == "no_claim" and not answer["reply_check"]["claims"]
+    assert "No checkable claim was found in the reply" in answer["text"]
+
+
+def test_fifty_claims_check_the_first_eight_and_say_how_many_were_left(consultant: Consultant) -> None:
+    facts = [f"Gout attack number {n} is caused by uric acid crystals in the joint." for n in range(1, 51)]
+    answer = _check(consultant, "Colleague says: " + " ".join(facts))
+    table = answer["reply_check"]
+    assert len(table["claims"]) == claim_check.MAX_CLAIMS and table["left_out"] == 50 - claim_check.MAX_CLAIMS
+    assert (
+        f"_{50 - claim_check.MAX_CLAIMS} more claims were not checked: only the first 8 are."
+        in answer["text"]
+    )
+
+
+def test_a_reply_in_another_language_is_not_judged(consultant: Consultant) -> None:
+    answer = _check(
+        consultant, "Mi colega dice: el alopurinol se debe iniciar durante el ataque agudo de gota."
+    )
+    assert answer["reply_check"]["problem"] == "not_english" and not answer["reply_check"]["claims"]
+    assert "does not look like English" in answer["text"] and answer["status"] != "supported"
+
+
+def test_a_damaged_checker_is_named_and_the_reply_left_unverified(
+    consultant: Consultant, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    damaged = tmp_path / "claims"
+    shutil.copytree(SHIPPED_CLAIMS_DIR, damaged)
+    weights = damaged / "claims-minilm-int8.onnx"
+    weights.write_bytes(weights.read_bytes()[:1000])
+    with pytest.raises(ReaderUnavailable, match=r"claim checker .* is damaged .*git checkout -- data/claims"):
+        ClaimChecker(damaged)
+    monkeypatch.setattr(claim_check, "get_claim_checker", lambda: get_claim_checker(damaged))
+    answer = _check(consultant, "Colleague says: gout is caused by uric acid crystals in the joint.")
+    assert answer["status"] == "unverified" and answer["reply_check"]["method"] == "unavailable"
+    assert "claim checker is unavailable" in answer["text"] and "is damaged" in answer["text"]
+
+
+def test_a_verdict_needs_its_calibrated_threshold_and_the_stronger_direction() -> None:
+    limits = ClaimThresholds(supported=0.8, contradicted=0.7)
+    assert judge(0.79, 0.1, limits) is None
+    assert judge(0.8, 0.1, limits) == SUPPORTED
+    assert judge(0.1, 0.7, limits) == CONTRADICTED
+    assert judge(0.85, 0.75, limits) == SUPPORTED  # both reach: the stronger direction
+    assert judge(0.75, 0.8, limits) == CONTRADICTED
+    never = ClaimThresholds()  # what the shipped file holds when calibration reached no precision target
+    assert judge(1.0, 0.0, never) is None and judge(0.0, 1.0, never) is None
+
+
+def test_the_shipped_thresholds_are_the_calibrated_ones() -> None:
+    import json
+
+    recorded = json.loads((SHIPPED_CLAIMS_DIR / "claims.json").read_text())["thresholds"]
+    limits = get_claim_checker().thresholds
+    assert (limits.supported, limits.contradicted) == (recorded["supported"], recorded["contradicted"])
+    assert recorded["precision_target"] >= 0.9 and recorded["calibration_claims"] >= 300
+
+
+def test_the_status_of_a_reply_check_is_its_verdicts() -> None:
+    def table(*verdicts: str) -> dict:
+        return {"claims": [{"verdict": v} for v in verdicts]}
+
+    assert reply_status(table("supported", "contradicted")) == "contradicted"
+    assert reply_status(table("supported", "supported")) == "supported"
+    assert reply_status(table("supported", "no evidence found")) == "unverified"
+    assert reply_status(table()) == "unverified"
+
+
+def test_a_negated_claim_is_checked_as_its_positive_form_and_its_verdict_reversed(
+    consultant: Consultant,
+) -> None:
+    positive = _check(consultant, "Colleague says: gout is caused by uric acid crystals in the joint.")
+    negative = _check(consultant, "Colleague says: gout is not caused by uric acid crystals in the joint.")
+    pos, neg = positive["reply_check"]["claims"][0], negative["reply_check"]["claims"][0]
+    assert neg["negated"] and not pos["negated"] and neg["question"] == pos["question"]
+    flipped = {
+        "supported": "contradicted",
+        "contradicted": "supported",
+        "no evidence found": "no evidence found",
+    }
+    assert neg["verdict"] == flipped[pos["verdict"]]
+    if neg["verdict"] != "no evidence found":
+        assert "the answer reversed, as the claim denies it" in negative["text"]
+    assert REPLY_CHECK_HEADING in negative["text"]
