@@ -142,6 +142,10 @@ class ClaimVerdictRec(TypedDict, total=False):
     closest: dict[str, str]
     """When nothing decides the claim: the window that came closest (``evidence_id``, ``quote``)."""
     passages_read: int
+    decided_by: str
+    """"knowledge graph" when a KG edge decided the claim (agent/nodes/claim_kg.py); else the checker's."""
+    chain_ids: list[str]
+    kg_facts: list[str]
 
 
 class ReplyCheckRec(TypedDict, total=False):

@@ -68,6 +68,7 @@ def run_items(items: list[dict[str, Any]], kb_dirs: dict[str, Path]) -> list[dic
                     "support": float(first.get("support", 0.0)),
                     "contradiction": float(first.get("contradiction", 0.0)),
                     "verdict": first.get("verdict", "no evidence found"),
+                    "decided_by": first.get("decided_by", "checker"),
                     "status": result.answer.get("status"),
                     "seconds": round(time.perf_counter() - started, 3),
                 }
@@ -205,6 +206,18 @@ def report(rows: list[dict[str, Any]], thresholds: dict[str, float], part: str, 
             f"| {name} | {len(part_rows)} | {cells[0]} | {cells[1]} | {result['coverage']:.3f} | "
             f"{result['accuracy']:.3f} | {seconds:.2f} |"
         )
+    by_kg = [
+        r
+        for r, v in zip(rows, verdicts, strict=True)
+        if r.get("decided_by") == "knowledge graph" and v in CALLED
+    ]
+    if by_kg:
+        right = sum(r["expected"] == r["verdict"] for r in by_kg)
+        lines += [
+            "",
+            f"Of the calls, {len(by_kg)} {'was' if len(by_kg) == 1 else 'were'} decided by a knowledge-graph "
+            f"edge; {right} of them right.",
+        ]
     expected_counts = defaultdict(int)
     for r in rows:
         expected_counts[r["expected"]] += 1
@@ -227,8 +240,10 @@ def report(rows: list[dict[str, Any]], thresholds: dict[str, float], part: str, 
                 if r["verdict"] == r["expected"]
                 else ("·" if r["verdict"] == "no evidence found" else "✗")
             )
+            kg = " (KG)" if r.get("decided_by") == "knowledge graph" else ""
             lines.append(
-                f"| {r['id']} | {r['expected']} | {mark} {r['verdict']} | {r['claim']} | {r['checked_as']} |"
+                f"| {r['id']} | {r['expected']} | {mark} {r['verdict']}{kg} | {r['claim']} "
+                f"| {r['checked_as']} |"
             )
     return "\n".join(lines) + "\n"
 

@@ -14,6 +14,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from agent.consult import Consultant
 from agent.nodes import claim_check
 from agent.nodes.claim_check import REPLY_CHECK_HEADING, judge, reply_status
+from agent.nodes.claim_kg import kg_verdict
 from graphs.kb import KnowledgeBase
 from graphs.model.settings import Settings
 from graphs.vectors.claim_checker import (
@@ -132,3 +133,62 @@ def test_a_negated_claim_is_checked_as_its_positive_form_and_its_verdict_reverse
     if neg["verdict"] != "no evidence found":
         assert "the answer reversed, as the claim denies it" in negative["text"]
     assert REPLY_CHECK_HEADING in negative["text"]
+
+
+@pytest.mark.parametrize(
+    ("claim", "negated", "verdict", "edge"),
+    [
+        (
+            "Sickle cell anemia is inherited in an autosomal dominant pattern",
+            False,
+            "contradicted",
+            "recessive",
+        ),
+        ("Sickle cell anemia is autosomal recessive", False, "supported", "recessive"),
+        ("Prostate cancer is autosomal recessive", False, "contradicted", "dominant"),
+        ("Cyclosporine is used to treat rheumatoid arthritis", False, "supported", "-treats->"),
+        ("Cyclosporine is used to treat rheumatoid arthritis", True, "contradicted", "-treats->"),
+        ("Folic acid is used to treat epilepsy syndrome", False, "contradicted", "not_indicated_for"),
+    ],
+)
+def test_the_knowledge_graph_decides_inheritance_and_indication_claims(
+    slice_kb: KnowledgeBase, claim: str, negated: bool, verdict: str, edge: str
+) -> None:
+    found = kg_verdict(slice_kb, claim, negated)
+    assert found is not None and found.verdict == verdict
+    assert any(edge in fact.text.lower() or edge in fact.relation for fact in found.facts), found.facts
+
+
+@pytest.mark.parametrize(
+    "claim",
+    [
+        "Cyclosporine is the first-line treatment for rheumatoid arthritis",  # the KG does not rank drugs
+        "Cyclosporine alone is adequate for rheumatoid arthritis",
+        "Sickle cell anemia causes pain crises",  # no inheritance pattern named
+        "Cyclosporine is used to treat sickle cell anemia",  # no such edge: absence decides nothing
+    ],
+)
+def test_the_knowledge_graph_decides_nothing_it_does_not_hold(slice_kb: KnowledgeBase, claim: str) -> None:
+    assert kg_verdict(slice_kb, claim, False) is None
+
+
+def test_a_kg_verdict_leads_the_answer_and_cites_a_retrieved_chain(consultant: Consultant) -> None:
+    answer = _check(
+        consultant, "Colleague says: sickle cell anemia is inherited in an autosomal dominant pattern."
+    )
+    claim = answer["reply_check"]["claims"][0]
+    assert claim["verdict"] == "contradicted" and claim["decided_by"] == "knowledge graph"
+    assert answer["status"] == "contradicted"
+    line = next(line for line in answer["text"].splitlines() if line.startswith("1. "))
+    assert line.startswith("1. ✗ **Contradicted**") and "by the knowledge graph" in line
+    assert claim["chain_ids"] and set(claim["chain_ids"]) <= set(answer["chain_ids"])
+    assert f"[{claim['chain_ids'][0]}]" in line
+
+
+def test_a_drug_and_disease_the_kg_does_not_connect_get_no_kg_verdict(slice_kb: KnowledgeBase) -> None:
+    from agent.nodes.claim_kg import _linked
+
+    claim = "Cyclosporine is used to treat sickle cell anemia"
+    linked = _linked(slice_kb, claim)
+    assert linked.get("Compound") and linked.get("Disease")  # both ends known: the edge is what is missing
+    assert kg_verdict(slice_kb, claim, False) is None

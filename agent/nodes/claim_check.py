@@ -21,10 +21,12 @@ from langgraph.runtime import Runtime
 
 from agent.context import ConsultContext
 from agent.deps import ConsultDeps
+from agent.nodes.claim_kg import kg_verdict
 from agent.nodes.common import emit, step
+from agent.nodes.direct_answer import one_hop_chain
 from agent.nodes.focus import sentences
 from agent.nodes.rank import ranked_records
-from agent.state import ClaimVerdictRec, ConsultState, EvidenceRec, ReplyCheckRec
+from agent.state import ChainRec, ClaimVerdictRec, ConsultState, EvidenceRec, ReplyCheckRec
 from graphs.text.claims import Claim, split_reply
 from graphs.vectors.claim_checker import (
     CONTRADICTED,
@@ -38,11 +40,11 @@ from tools.evidence_rank import EvidenceRankRequest, evidence_rank
 
 MAX_CLAIMS = 8
 """Claims checked per reply; the rest are counted and named as not checked (a 50-claim paste stays fast)."""
-PASSAGES_PER_CLAIM = 5
+PASSAGES_PER_CLAIM = 4
 WINDOW_SENTENCES = 2
 """Sentences per window read against the claim: BioASQ snippets, the checker's training evidence, are one
 or two sentences; a whole fact sheet dilutes the one sentence that decides."""
-WINDOWS_PER_PASSAGE = 4
+WINDOWS_PER_PASSAGE = 3
 SHORT_PASSAGE_WORDS = 90
 """A passage this short is read whole, as one window."""
 SEED_PASSAGES = 10
@@ -77,6 +79,19 @@ def judge(support: float, contradiction: float, limits: ClaimThresholds) -> int 
     if support >= limits.supported and support >= contradiction:
         return SUPPORTED
     return None
+
+
+def decide_by_kg(deps: ConsultDeps, claim: Claim, record: ClaimVerdictRec) -> list[ChainRec]:
+    """When the checker gave no verdict, the KG's (agent/nodes/claim_kg.py), cited as one-hop chains."""
+    found = kg_verdict(deps.kb, claim.text, claim.negated)
+    if found is None:
+        return []
+    chains = [one_hop_chain(fact) for fact in found.facts]
+    record["verdict"] = found.verdict
+    record["decided_by"] = "knowledge graph"
+    record["chain_ids"] = [c["id"] for c in chains]
+    record["kg_facts"] = [f"{fact.text} ({fact.source.replace('|', ', ')})" for fact in found.facts]
+    return chains
 
 
 def check_claim(
@@ -133,8 +148,9 @@ def _limit(checker: ClaimChecker, called: int) -> float:
 
 def check_reply(
     deps: ConsultDeps, reply: str, turn_evidence: list[EvidenceRec]
-) -> tuple[ReplyCheckRec, list[EvidenceRec]]:
-    """The reply's verdict table and the passages its verdicts cite (to be added to the turn's evidence)."""
+) -> tuple[ReplyCheckRec, list[EvidenceRec], list[ChainRec]]:
+    """The reply's verdict table, and the passages and KG chains it cites (to join the turn's evidence and
+    chains, so every citation is of something retrieved)."""
     parts = split_reply(reply, max_claims=MAX_CLAIMS)
     table: ReplyCheckRec = {
         "claims": [],
@@ -144,23 +160,26 @@ def check_reply(
         "method": "claim checker",
     }
     if parts.problem in ("no_claim", "question", "not_english") or not parts.claims:
-        return table, []
+        return table, [], []
     try:
         checker = get_claim_checker()
     except ReaderUnavailable as exc:
         table["method"] = "unavailable"
         table["problem"] = f"the claim checker is unavailable ({exc})"
-        return table, []
+        return table, [], []
     limits = checker.thresholds
     table["thresholds"] = {"supported": limits.supported, "contradicted": limits.contradicted}
     seeds = [e["id"] for e in turn_evidence[:SEED_PASSAGES]]
     cited: dict[str, EvidenceRec] = {}
+    chains: dict[str, ChainRec] = {}
     for claim in parts.claims:
         record, passages = check_claim(deps, checker, claim, seeds)
+        if record["verdict"] == NONE_WORD:
+            chains.update((c["id"], c) for c in decide_by_kg(deps, claim, record))
         table["claims"].append(record)
         for passage in passages:
             cited.setdefault(passage["id"], passage)
-    return table, list(cited.values())
+    return table, list(cited.values()), list(chains.values())
 
 
 def verdict_counts(table: ReplyCheckRec) -> dict[str, int]:
@@ -187,7 +206,7 @@ def make_check_claims(deps: ConsultDeps):  # type: ignore[no-untyped-def]
             return {}
         started = time.perf_counter()
         evidence = state.get("evidence", [])
-        table, cited = check_reply(deps, state["question"], evidence)
+        table, cited, chains = check_reply(deps, state["question"], evidence)
         known = {e["id"] for e in evidence}
         counts = verdict_counts(table)
         summary = ", ".join(f"{n} {word}" for word, n in counts.items())
@@ -195,6 +214,7 @@ def make_check_claims(deps: ConsultDeps):  # type: ignore[no-untyped-def]
         return {
             "reply_check": table,
             "evidence": [*evidence, *(e for e in cited if e["id"] not in known)],
+            "chains": chains,
             "trace": [
                 step(
                     state,
@@ -223,10 +243,15 @@ _MARKS = {
     CONTRADICTED_WORD: "✗ **Contradicted**",
     NONE_WORD: "? **No verdict**",
 }
+KG_NOTE = (
+    "_A verdict above comes from a curated knowledge-graph edge (an inheritance pattern, or a drug's listed "
+    "indication or non-indication), cited as its chain; the graph does not rank drugs "
+    "(\u201cfirst-line\u201d is never decided by it)._"
+)
 NEVER_CALLED_NOTE = (
-    "_**No claim is marked supported or contradicted:** on labelled calibration claims the claim checker "
-    "did not reach the precision a verdict needs (≥ 0.9), so it gives none. Each claim shows the passage "
-    "that bears on it most — read it before relying on the reply._"
+    "_**The passages decide no claim:** on labelled calibration claims the claim checker did not reach the "
+    "precision a verdict needs (≥ 0.9), so it gives none. Each undecided claim shows the passage that bears "
+    "on it most — read it before relying on the reply._"
 )
 
 
@@ -246,7 +271,10 @@ def reply_check_lines(table: ReplyCheckRec) -> list[str]:
     for n, claim in enumerate(claims, 1):
         verdict = claim.get("verdict", NONE_WORD)
         line = f"{n}. {_MARKS[verdict]} — \u201c{claim['text']}\u201d"
-        if verdict == NONE_WORD:
+        if claim.get("decided_by") == "knowledge graph":
+            facts = zip(claim.get("kg_facts", []), claim.get("chain_ids", []), strict=False)
+            line += " — by the knowledge graph: " + "; ".join(f"{fact} [{cid}]" for fact, cid in facts)
+        elif verdict == NONE_WORD:
             closest = claim.get("closest")
             line += ": no retrieved passage decides it at the calibrated precision"
             if closest:
@@ -276,6 +304,8 @@ def reply_check_lines(table: ReplyCheckRec) -> list[str]:
     limits = table.get("thresholds", {})
     if limits and min(limits.values()) > 1.0:
         lines.append(NEVER_CALLED_NOTE)
+        if any(c.get("decided_by") == "knowledge graph" for c in claims):
+            lines += ["", KG_NOTE]
         return [*lines, ""]
     lines.append(
         "_A verdict is given only where the claim checker reaches its calibrated threshold; "

@@ -1,0 +1,114 @@
+"""A claim the knowledge graph decides: an inheritance pattern, or a drug for a disease, checked against
+curated typed edges and cited as the one-hop chain that decides it.
+
+Why beside the trained checker: the checker does not yet reach the precision a verdict needs (its
+thresholds call nothing; ``data/claims/CARD.md``), but two of the commonest factual slips in a colleague's
+reply are exactly what the curated KG holds — "Wilson disease is autosomal *dominant*" against the Genetics
+Home Reference edge ``Wilson disease -has_inheritance_pattern-> autosomal recessive``, and "drug X treats
+disease Y" against PharmacotherapyDB / LabeledIn indications and PharmacotherapyDB's physician-curated
+*non*-indications. A KG verdict is given only when the claim names the relation's both ends, both linked by
+the calibrated linker (``tools.ner_link``), and the KG holds an edge of that relation for the subject:
+
+* inheritance: the claimed pattern among the subject's patterns → supported; the subject has patterns and
+  none is the claimed one → contradicted (a pattern never listed is not a verdict);
+* treatment: an edge treats / indicated_for / palliates from the drug to the disease → supported;
+  not_indicated_for → contradicted; no edge → no verdict (absence from a KG is not evidence).
+
+A negated claim ("X does not treat Y") reverses the verdict, as for the checker.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from graphs.kb import KnowledgeBase
+from graphs.stores.kg_facts import KGFact, kg_facts
+from tools.ner_link import NerLinkRequest, ner_link
+
+INHERITANCE = re.compile(
+    r"\b(autosomal[ -](?:dominant|recessive)|x[ -]linked(?:[ -](?:dominant|recessive))?|mitochondrial|"
+    r"y[ -]linked)\b",
+    re.I,
+)
+RANKING_CUE = re.compile(r"\b(first[- ]line|second[- ]line|drug of choice|best|preferred|alone|only)\b", re.I)
+"""A claim about a drug's *rank* or sufficiency ("first-line", "alone is adequate"): the KG lists indications,
+not their order, so it never decides these."""
+TREATMENT_CUE = re.compile(
+    r"\b(treat(?:s|ed|ing|ment)?|indicated|therapy|used (?:for|to treat)|manage[sd]?|prescribe[sd]?)\b",
+    re.I,
+)
+SUPPORTING_TREATMENT = ("treats", "indicated_for", "palliates")
+CONTRADICTING_TREATMENT = ("not_indicated_for",)
+
+
+@dataclass(frozen=True)
+class KGVerdict:
+    """``supported`` or ``contradicted`` for the claim as stated (after a negation's reversal)."""
+
+    verdict: str
+    facts: tuple[KGFact, ...]
+    """The edges that decide it (at most two), cited as one-hop chains."""
+
+
+def _normal(pattern: str) -> str:
+    return re.sub(r"[ -]+", " ", pattern.lower()).replace(" inheritance", "").strip()
+
+
+def _linked(kb: KnowledgeBase, text: str) -> dict[str, list[str]]:
+    """Entity ids by type that the calibrated linker finds in ``text`` (negated mentions included: the
+    claim's own negation is handled by the caller)."""
+    result = ner_link(kb, NerLinkRequest(texts=[text], use_embeddings=False))
+    out: dict[str, list[str]] = {}
+    for entity in result.entities:
+        out.setdefault(entity.type, []).append(entity.id)
+    return out
+
+
+def _inheritance(kb: KnowledgeBase, text: str, diseases: list[str]) -> KGVerdict | None:
+    match = INHERITANCE.search(text)
+    if match is None or not diseases:
+        return None
+    claimed = _normal(match.group(1))
+    facts = kg_facts(kb.store, diseases, ["has_inheritance_pattern"])
+    facts = [f for f in facts if f.focus_is_head]
+    if not facts:
+        return None
+    same = [
+        f
+        for f in facts
+        if _normal(f.entity_name).startswith(claimed) or claimed.startswith(_normal(f.entity_name))
+    ]
+    if same:
+        return KGVerdict("supported", tuple(same[:2]))
+    return KGVerdict("contradicted", tuple(facts[:2]))
+
+
+def _treatment(kb: KnowledgeBase, text: str, drugs: list[str], diseases: list[str]) -> KGVerdict | None:
+    if not drugs or not diseases or TREATMENT_CUE.search(text) is None or RANKING_CUE.search(text):
+        return None
+    facts = [
+        f
+        for f in kg_facts(kb.store, drugs, [*SUPPORTING_TREATMENT, *CONTRADICTING_TREATMENT])
+        if f.focus_is_head and f.entity_id in diseases
+    ]
+    against = [f for f in facts if f.relation in CONTRADICTING_TREATMENT]
+    for_it = [f for f in facts if f.relation in SUPPORTING_TREATMENT]
+    if for_it and not against:
+        return KGVerdict("supported", tuple(for_it[:2]))
+    if against and not for_it:
+        return KGVerdict("contradicted", tuple(against[:2]))
+    return None
+
+
+def kg_verdict(kb: KnowledgeBase, claim_text: str, negated: bool) -> KGVerdict | None:
+    """The KG's verdict on a claim, or ``None`` when the KG does not decide it."""
+    linked = _linked(kb, claim_text)
+    diseases = linked.get("Disease", [])
+    found = _inheritance(kb, claim_text, diseases) or _treatment(
+        kb, claim_text, linked.get("Compound", []), diseases
+    )
+    if found is None or not negated:
+        return found
+    flipped = "supported" if found.verdict == "contradicted" else "contradicted"
+    return KGVerdict(flipped, found.facts)
