@@ -30,6 +30,7 @@ from agent.state import ChainRec, ClaimVerdictRec, ConsultState, EvidenceRec, Re
 from graphs.text.claims import Claim, split_reply
 from graphs.vectors.claim_checker import (
     CONTRADICTED,
+    NOT_ENOUGH,
     SUPPORTED,
     ClaimChecker,
     ClaimThresholds,
@@ -123,6 +124,10 @@ def check_claim(
     called = judge(support, contradiction, checker.thresholds)
     if called is None:
         best = int(probs[:, SUPPORTED:].max(axis=1).argmax())
+        if probs[best, NOT_ENOUGH] >= probs[best, SUPPORTED:].max():
+            # The checker's own reading: not even this window bears on the claim ("ibuprofen for fever"
+            # quoted a Crimean-Congo fever passage). An unrelated quote under a claim only misleads.
+            return record, []
         record["closest"] = {"evidence_id": passages[owners[best]]["id"], "quote": texts[best]}
         return record, [passages[owners[best]]]  # cited in the line, so it joins the turn's evidence
     order = [int(i) for i in probs[:, called].argsort()[::-1]]
@@ -276,7 +281,11 @@ def reply_check_lines(table: ReplyCheckRec) -> list[str]:
             line += " — by the knowledge graph: " + "; ".join(f"{fact} [{cid}]" for fact, cid in facts)
         elif verdict == NONE_WORD:
             closest = claim.get("closest")
-            line += ": no retrieved passage decides it at the calibrated precision"
+            line += (
+                ": no retrieved passage decides it at the calibrated precision"
+                if closest
+                else ": no retrieved passage bears on it"
+            )
             if closest:
                 quote, cited = _quote(closest["quote"]), closest["evidence_id"]
                 line += f" (closest, not a verdict: \u201c{quote}\u201d [{cited}])"
