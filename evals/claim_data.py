@@ -29,7 +29,7 @@ from __future__ import annotations
 import argparse
 import random
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -306,15 +306,12 @@ def main() -> None:
     args = parser.parse_args()
     settings = load_settings()
     pairs = build_pairs(settings, args.seed)
-    counts = write_pairs(pairs, args.out)
+    write_pairs(pairs, args.out)  # its pos/neg counts are binary; the three labels are counted here
     write_manifest(training_manifest(settings, pairs), args.manifest)
-    by_label: dict[str, int] = {}
-    for pair in pairs:
-        key = f"{pair['source']}/{pair['split']}/{LABEL_NAMES[pair['label']]}"
-        by_label[key] = by_label.get(key, 0) + 1
+    by_label = Counter(f"{p['source']}/{p['split']}/{LABEL_NAMES[p['label']]}" for p in pairs)
     for key, count in sorted(by_label.items()):
         print(f"{key}: {count}")
-    print(f"wrote {sum(counts.values())} pairs to {args.out} and the question manifest to {args.manifest}")
+    print(f"wrote {len(pairs)} pairs to {args.out} and the question manifest to {args.manifest}")
 
 
 if __name__ == "__main__":

@@ -28,10 +28,11 @@ import numpy as np
 from langgraph.checkpoint.memory import InMemorySaver
 
 from agent.consult import Consultant
+from agent.nodes.claim_check import judge, verdict_word
 from evals.bench_common import publish
 from evals.claim_sets import claim_set
 from graphs.model.settings import Settings, load_settings
-from graphs.vectors.claim_checker import SHIPPED_CLAIMS_DIR
+from graphs.vectors.claim_checker import SHIPPED_CLAIMS_DIR, ClaimThresholds
 
 CALLED = ("supported", "contradicted")
 MIN_CALLS = 8
@@ -79,16 +80,9 @@ def run_items(items: list[dict[str, Any]], kb_dirs: dict[str, Path]) -> list[dic
 
 
 def call(row: dict[str, Any], t_support: float, t_contra: float) -> str:
-    """The verdict the node would give at these thresholds (the rule of agent/nodes/claim_check.judge)."""
-    s, c = row["support"], row["contradiction"]
-    verdict = "no evidence found"
-    if c >= t_contra and c >= s:
-        verdict = "contradicted"
-    elif s >= t_support and s >= c:
-        verdict = "supported"
-    if row.get("negated") and verdict != "no evidence found":
-        verdict = "supported" if verdict == "contradicted" else "contradicted"
-    return verdict
+    """The verdict the node would give at these thresholds (``agent.nodes.claim_check``'s own rule)."""
+    limits = ClaimThresholds(supported=t_support, contradicted=t_contra)
+    return verdict_word(judge(row["support"], row["contradiction"], limits), bool(row.get("negated")))
 
 
 def score(rows: list[dict[str, Any]], verdicts: list[str]) -> dict[str, Any]:

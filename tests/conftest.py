@@ -127,3 +127,15 @@ def offline_answers(root: Path, data_dir: Path, *questions: str) -> list[dict[st
         return [consultant.ask(q).answer for q in questions]
     finally:
         kb.close()
+
+
+def jsonl_rows(path: Path) -> Iterator[dict[str, Any]]:
+    """The JSON objects of a JSON-lines file, plain or gzipped (the shipped training manifests are)."""
+    import gzip
+    import json
+
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as lines:
+        for line in lines:
+            if line.strip():
+                yield json.loads(line)

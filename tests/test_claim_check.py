@@ -192,3 +192,13 @@ def test_a_drug_and_disease_the_kg_does_not_connect_get_no_kg_verdict(slice_kb: 
     linked = _linked(slice_kb, claim)
     assert linked.get("Compound") and linked.get("Disease")  # both ends known: the edge is what is missing
     assert kg_verdict(slice_kb, claim, False) is None
+
+
+def test_a_kg_verdict_follows_a_pronoun_to_the_subject_it_stands_for(consultant: Consultant) -> None:
+    reply = (
+        "Colleague says: sickle cell anemia is a blood disorder. "
+        "It is inherited in an autosomal dominant pattern."
+    )
+    claims = _check(consultant, reply)["reply_check"]["claims"]
+    assert claims[1]["question"].lower().startswith("is sickle cell anemia inherited")
+    assert claims[1]["verdict"] == "contradicted" and claims[1]["decided_by"] == "knowledge graph"

@@ -8,9 +8,6 @@ the split that ``data/claims/CARD.md`` states.
 
 from __future__ import annotations
 
-import gzip
-import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,23 +17,16 @@ from evals.claim_data import MANIFEST
 from evals.claim_sets import claim_set
 from evals.reader_data import normalise_question
 from graphs.model.settings import load_settings
+from tests.conftest import jsonl_rows
 
 REPO = Path(__file__).resolve().parent.parent
 EVAL_DATA = REPO / "evals" / "data"
 EVAL_FILES = ("bioasq_dev", "bioasq_test", "bioasq_ci", "medquad_consumer", "pubmedqa_dev", "sufficiency")
 
 
-def _rows(path: Path) -> Iterator[dict[str, Any]]:
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8") as lines:
-        for line in lines:
-            if line.strip():
-                yield json.loads(line)
-
-
 @pytest.fixture(scope="module")
 def training() -> list[dict[str, Any]]:
-    return list(_rows(MANIFEST))
+    return list(jsonl_rows(MANIFEST))
 
 
 @pytest.fixture(scope="module")
@@ -58,20 +48,18 @@ def test_no_medquad_focus_of_an_evaluation_or_the_hand_written_claims_is_trained
 ) -> None:
     focus_of = {
         row["id"]: row["focus"].lower()
-        for row in _rows(REPO / "data" / "corpus" / "medquad_answered.jsonl.gz")
+        for row in jsonl_rows(REPO / "data" / "corpus" / "medquad_answered.jsonl.gz")
     }
     evaluated = {
         focus_of[g]
-        for row in _rows(EVAL_DATA / "medquad_consumer.jsonl")
+        for row in jsonl_rows(EVAL_DATA / "medquad_consumer.jsonl")
         for g in row["gold_ids"]
         if g in focus_of
     }
-    evaluated |= {
-        focus_of[row["id"][3:]] for row in _rows(EVAL_DATA / "sufficiency.jsonl") if row["id"][3:] in focus_of
-    }
-    hand = {
-        focus_of[e["document_id"]] for row in _rows(EVAL_DATA / "reply_claims.jsonl") for e in row["evidence"]
-    }
+    sufficiency = jsonl_rows(EVAL_DATA / "sufficiency.jsonl")
+    evaluated |= {focus_of[row["id"][3:]] for row in sufficiency if row["id"][3:] in focus_of}
+    claims = jsonl_rows(EVAL_DATA / "reply_claims.jsonl")
+    hand = {focus_of[e["document_id"]] for row in claims for e in row["evidence"]}
     assert len(hand) >= 20 and len(evaluated) >= 30
     trained = {row["focus"].lower() for row in training if row["source"] == "medquad-mutation"}
     assert trained and not trained & (evaluated | hand), sorted(trained & (evaluated | hand))[:5]
@@ -81,7 +69,7 @@ def test_no_evaluation_question_text_is_trained_on(training: list[dict[str, Any]
     trained = {normalise_question(row["question"]) for row in training}
     for name in EVAL_FILES:
         overlap = trained & {
-            normalise_question(row["question"]) for row in _rows(EVAL_DATA / f"{name}.jsonl")
+            normalise_question(row["question"]) for row in jsonl_rows(EVAL_DATA / f"{name}.jsonl")
         }
         assert not overlap, f"{name}: {sorted(overlap)[:3]}"
 
@@ -90,10 +78,10 @@ def test_no_bioasq_evaluation_question_or_gold_snippet_is_trained_on(training: l
     evaluation = [
         row
         for name in ("bioasq_dev", "bioasq_test", "bioasq_ci")
-        for row in _rows(EVAL_DATA / f"{name}.jsonl")
+        for row in jsonl_rows(EVAL_DATA / f"{name}.jsonl")
     ]
     eval_ids = {row["id"] for row in evaluation}
-    eval_ids |= {row["id"].removeprefix("bioasq-") for row in _rows(EVAL_DATA / "sufficiency.jsonl")}
+    eval_ids |= {row["id"].removeprefix("bioasq-") for row in jsonl_rows(EVAL_DATA / "sufficiency.jsonl")}
     eval_snippets = {snippet for row in evaluation for snippet in row["gold_snippet_ids"]}
     bioasq = [row for row in training if row["source"] == "bioasq-yesno"]
     assert not {row["qid"] for row in bioasq} & eval_ids
@@ -102,7 +90,7 @@ def test_no_bioasq_evaluation_question_or_gold_snippet_is_trained_on(training: l
 
 def test_no_pubmedqa_test_split_question_is_trained_on(training: list[dict[str, Any]]) -> None:
     pqal = load_settings().shared_data_dir / "eval" / "pubmedqa_pqal.jsonl"
-    test_split = {str(row["pubid"]) for row in _rows(pqal) if row.get("official_split") == "test"}
+    test_split = {str(row["pubid"]) for row in jsonl_rows(pqal) if row.get("official_split") == "test"}
     assert len(test_split) == 500
     trained = {row["qid"] for row in training if row["source"] == "pubmedqa-decision"}
     assert len(trained) > 400 and not trained & test_split
@@ -118,7 +106,7 @@ def test_calibration_and_benchmark_claims_share_nothing_with_training_or_each_ot
         asked = {normalise_question(item["question"]) for item in part if item["question"]}
         assert not asked & trained
     assert not {i["id"] for i in calibration} & {i["id"] for i in benchmark}
-    held_out = {f"pubmedqa-{row['id']}" for row in _rows(EVAL_DATA / "pubmedqa_dev.jsonl")}
+    held_out = {f"pubmedqa-{row['id']}" for row in jsonl_rows(EVAL_DATA / "pubmedqa_dev.jsonl")}
     assert not held_out & {i["id"] for i in calibration}, "pubmedqa_dev is an evaluation set: benchmark only"
     assert sum(i["source"] == "hand-written" for i in benchmark) == 30
     assert not any(i["source"] == "hand-written" for i in calibration)

@@ -8,37 +8,27 @@ of an evaluation question is among the training questions.
 
 from __future__ import annotations
 
-import gzip
-import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from evals.reader_data import MANIFEST, normalise_question
+from tests.conftest import jsonl_rows
 
 REPO = Path(__file__).resolve().parent.parent
 EVAL_DATA = REPO / "evals" / "data"
 MEDQUAD = REPO / "data" / "corpus" / "medquad_answered.jsonl.gz"
 
 
-def _rows(path: Path) -> Iterator[dict[str, Any]]:
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8") as lines:
-        for line in lines:
-            if line.strip():
-                yield json.loads(line)
-
-
 @pytest.fixture(scope="module")
 def training() -> list[dict[str, Any]]:
-    return list(_rows(MANIFEST))
+    return list(jsonl_rows(MANIFEST))
 
 
 @pytest.fixture(scope="module")
 def medquad_focus() -> dict[str, str]:
-    return {row["id"]: row["focus"].lower() for row in _rows(MEDQUAD)}
+    return {row["id"]: row["focus"].lower() for row in jsonl_rows(MEDQUAD)}
 
 
 def _eval_questions() -> dict[str, list[dict[str, Any]]]:
@@ -50,7 +40,7 @@ def _eval_questions() -> dict[str, list[dict[str, Any]]]:
         "pubmedqa_dev",
         "sufficiency",
     )
-    return {name: list(_rows(EVAL_DATA / f"{name}.jsonl")) for name in names}
+    return {name: list(jsonl_rows(EVAL_DATA / f"{name}.jsonl")) for name in names}
 
 
 def test_manifest_holds_each_training_source(training: list[dict[str, Any]]) -> None:

@@ -82,9 +82,21 @@ def judge(support: float, contradiction: float, limits: ClaimThresholds) -> int 
     return None
 
 
+def verdict_word(called: int | None, negated: bool) -> str:
+    """The verdict on the claim as stated: the positive form's called class, reversed when the claim denies
+    it ("not effective" is contradicted by "effective")."""
+    if called is None:
+        return NONE_WORD
+    if negated:
+        called = SUPPORTED if called == CONTRADICTED else CONTRADICTED
+    return SUPPORTED_WORD if called == SUPPORTED else CONTRADICTED_WORD
+
+
 def decide_by_kg(deps: ConsultDeps, claim: Claim, record: ClaimVerdictRec) -> list[ChainRec]:
     """When the checker gave no verdict, the KG's (agent/nodes/claim_kg.py), cited as one-hop chains."""
-    found = kg_verdict(deps.kb, claim.text, claim.negated)
+    # The question, not the text: it names the subject a pronoun stood for ("It is X-linked" → "Is cystic
+    # fibrosis X-linked?") and has no negation cue of its own (the claim's is handled by ``negated``).
+    found = kg_verdict(deps.kb, claim.question, claim.negated)
     if found is None:
         return []
     chains = [one_hop_chain(fact) for fact in found.facts]
@@ -121,7 +133,8 @@ def check_claim(
     support, contradiction = float(probs[:, SUPPORTED].max()), float(probs[:, CONTRADICTED].max())
     record["support"] = round(support, 3)
     record["contradiction"] = round(contradiction, 3)
-    called = judge(support, contradiction, checker.thresholds)
+    limits = checker.thresholds
+    called = judge(support, contradiction, limits)
     if called is None:
         best = int(probs[:, SUPPORTED:].max(axis=1).argmax())
         if probs[best, NOT_ENOUGH] >= probs[best, SUPPORTED:].max():
@@ -130,25 +143,18 @@ def check_claim(
             return record, []
         record["closest"] = {"evidence_id": passages[owners[best]]["id"], "quote": texts[best]}
         return record, [passages[owners[best]]]  # cited in the line, so it joins the turn's evidence
-    order = [int(i) for i in probs[:, called].argsort()[::-1]]
+    limit = limits.supported if called == SUPPORTED else limits.contradicted
     deciding: list[int] = []
-    for i in order:
-        if owners[i] not in [owners[j] for j in deciding] and probs[i, called] >= _limit(checker, called):
+    for i in (int(i) for i in probs[:, called].argsort()[::-1]):
+        if probs[i, called] >= limit and owners[i] not in {owners[j] for j in deciding}:
             deciding.append(i)
         if len(deciding) == 2:
             break
-    if claim.negated:  # the positive form was checked: "not effective" is contradicted by "effective"
-        called = SUPPORTED if called == CONTRADICTED else CONTRADICTED
-    record["verdict"] = SUPPORTED_WORD if called == SUPPORTED else CONTRADICTED_WORD
+    record["verdict"] = verdict_word(called, claim.negated)
     record["probability"] = round(float(probs[deciding[0]].max()), 3)
     record["evidence_ids"] = [passages[owners[i]]["id"] for i in deciding]
     record["quotes"] = [texts[i] for i in deciding]
     return record, [passages[owners[i]] for i in deciding]
-
-
-def _limit(checker: ClaimChecker, called: int) -> float:
-    limits = checker.thresholds
-    return limits.supported if called == SUPPORTED else limits.contradicted
 
 
 def check_reply(

@@ -119,6 +119,9 @@ class EvidenceReader:
                 f"the {self.spec.name} {self.spec.model_file} cannot be loaded ({error}): restore it with "
                 f"{self.spec.restore}"
             ) from error
+        width = self._session.get_outputs()[0].shape[-1]
+        self._outputs = int(width) if isinstance(width, int) else 1
+        """How many logits the model gives per pair: 1 for the reader, one per class for a classifier."""
 
     def logits(self, question: str, passages: Sequence[str], *, batch_size: int = 32) -> np.ndarray:
         """Raw scores, one per passage, in the passages' order. An empty question or list gives zeros."""
@@ -173,12 +176,6 @@ class EvidenceReader:
         input_ids, attention, types = pad_encodings(encodings, self._pad_id)
         feeds = {"input_ids": input_ids, "attention_mask": attention, "token_type_ids": types}
         return np.asarray(self._session.run(["logits"], feeds)[0], dtype=np.float32)
-
-    @property
-    def _outputs(self) -> int:
-        """How many logits the model gives per pair (its output's last dimension)."""
-        shape = self._session.get_outputs()[0].shape
-        return int(shape[-1]) if isinstance(shape[-1], int) else 1
 
 
 def _verify(spec: ReaderSpec) -> None:
