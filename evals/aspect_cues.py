@@ -45,7 +45,10 @@ def main(argv: list[str] | None = None) -> int:
         f"Command: `python -m evals.aspect_cues`. {sum(right.values())}/{len(rows)} wordings read correctly "
         "(labelled aspect found, and a differential not read as causes). The wordings were written for this "
         "change (evals/aspect_cues.py says what that means). Before the change (commit bee02b9's cues) the "
-        "same rows scored 31/52: treatment 7/10, diagnosis 4/9, mechanism 0/6, interactions 0/7.",
+        "first 52 rows scored 31/52: treatment 7/10, diagnosis 4/9, mechanism 0/6, interactions 0/7. "
+        'Rows 53-57 (2026-11-27) are a diagnosis the question only reports ("newly diagnosed gout"), '
+        'which is not asked, beside two that do ask, and row 58 a differential worded "what is it likely '
+        'to be?"; before DESCRIBES_A_DIAGNOSIS and that wording the same 58 rows scored 54/58.',
         "",
         "| aspect | read correctly |",
         "| --- | --- |",

@@ -348,3 +348,20 @@ def test_a_long_kg_list_shows_only_what_the_passages_also_name_or_nothing(slice_
 
     said = re.search(r"\(those the passages also name, of (\d+) in the KG\)$", heading)
     assert said and int(said.group(1)) > LONG_LIST, heading
+
+
+def test_a_differential_question_lists_no_kg_facts_for_the_conditions_it_names(
+    consultant: Consultant,
+) -> None:
+    """Asked "what is it likely to be?", the condition is unknown: what the KG lists for a finding or a
+    relative's disease the question names answers another question (a child's barking cough and stridor
+    was shown cough medicines under "the asked relation"). Asked how gout is treated, the facts stay."""
+    named = consultant.ask("My father had gout. How is gout treated?").answer
+    assert "Allopurinol" in [f["entity_name"] for f in named["direct"]["facts"]]
+    differential = (
+        "My toe is hot and swollen; my father had gout. What is it likely to be and how is it treated?"
+    )
+    answer = consultant.ask(differential).answer
+    assert answer["direct"]["aspect"][0] == "diagnosis"
+    assert answer["direct"]["facts"] == [] and answer["direct"]["fact_heading"] == ""
+    assert "the KG lists" not in answer["text"]

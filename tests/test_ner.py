@@ -151,7 +151,18 @@ def test_one_key_keeps_case_sensitive_and_insensitive_entities_apart() -> None:
     assert len(matcher) == 1
     assert [m.entity_ids for m in matcher.find("a seizure")] == [["A", "B"]]
     assert [m.entity_ids for m in matcher.find("A SEIZURE")] == [["A", "B", "C"]]
-    assert matcher.entity_ids("seizures") == ["A", "B", "C"]
+    assert matcher.entity_ids("seizures") == ["A", "B"]
+    assert matcher.entity_ids("SEIZURES") == ["A", "B", "C"]
+
+
+def test_a_looked_up_name_reaches_an_acronym_only_when_written_in_capitals(kg: DictionaryMatcher) -> None:
+    """The planner links a question's leftover words by name: "eGFR 25" (kidney function) is not the EGFR
+    gene, which is what a newcomer's metformin question was told it was missing."""
+    gene = "NCBIGene:1956"
+    assert gene in kg.entity_ids("EGFR")
+    assert gene not in kg.entity_ids("eGFR")
+    assert gene not in kg.entity_ids("egfr")
+    assert [m.surface for m in kg.find("eGFR 25 and EGFR mutations")] == ["EGFR"]
 
 
 def test_one_surface_form_maps_to_several_kg_entities(kg: DictionaryMatcher) -> None:

@@ -34,7 +34,7 @@ from agent.state import (
     NamedAnswerRec,
 )
 from graphs.kb import KnowledgeBase
-from graphs.model.labels import RELATIONS_FOR_LABEL, relations_for
+from graphs.model.labels import RELATIONS_FOR_LABEL, asks_for_a_differential, relations_for
 from graphs.stores.kg_facts import KGFact, kg_facts
 
 MAX_FACTS = 6
@@ -210,7 +210,8 @@ def compose_direct_answer(
 ) -> tuple[DirectAnswerRec, list[ChainRec]]:
     """The direct-answer record and the chain records of its facts (to merge into the consult's chains)."""
     evidence = state.get("evidence", [])
-    heading, ranked = facts_for(kb, focus, evidence)
+    differential = asks_for_a_differential(search_question(state))
+    heading, ranked = ("", []) if differential else facts_for(kb, focus, evidence)
     shown = ranked[:MAX_FACTS]
     sentences: list[KeySentenceRec] = []
     if sufficient:

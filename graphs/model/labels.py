@@ -117,6 +117,7 @@ _CUE_PATTERNS: dict[str, re.Pattern[str]] = {
 
 DIFFERENTIAL = re.compile(
     r"\b(?:differential|what (?:could|might|may) (?:it|this|these|that) be"
+    r"|what (?:is|are|would) (?:it|this|these|that) (?:most )?likely(?: to be)?\b"
     r"|what (?:could|might|may) (?:be )?caus(?:e|ing) (?:this|these|her|his|their|the symptoms)"
     r"|(?:most )?likely (?:diagnosis|cause)|possible diagnos[ie]s|what (?:is|could be) wrong)"
 )
@@ -157,10 +158,28 @@ def label_for_qtype(qtype: str) -> str:
     return QTYPE_TO_LABEL.get(key, key or "overview")
 
 
+DESCRIBES_A_DIAGNOSIS = re.compile(
+    r"\b(?:newly|recently|just|already|previously|once|first)\s+diagnos\w*"
+    r"|\bdiagnosed\s+(?:with|as|at)\b|\bwith a (?:new |recent )?diagnosis of\b"
+)
+"""A diagnosis the question reports about the patient ("a patient with newly diagnosed gout", "diagnosed
+with lupus at 30"), which is not a question about diagnosis: a decision audit about allopurinol in a gout
+flare was read as asking how gout is diagnosed, and told a diagnosis passage was missing."""
+
+
+def asks_for_a_differential(question: str) -> bool:
+    """Whether the question asks which condition explains what it describes ("What is it likely to be?"):
+    its named findings (cough, stridor) are then not its subject, and what the KG lists *for them* (cough
+    medicines) answers another question than the one asked — a child's barking cough and stridor was shown
+    benzonatate and dextromethorphan under "the asked relation"."""
+    return bool(DIFFERENTIAL.search(question.lower()))
+
+
 def labels_asked(question: str) -> list[str]:
     """Labels a question asks about, by cue words, in a stable order (may be empty). A differential
-    ("what could cause this?") asks for a diagnosis: it is read as diagnosis, not causes."""
-    q = question.lower()
+    ("what could cause this?") asks for a diagnosis: it is read as diagnosis, not causes. A diagnosis the
+    question only reports ("newly diagnosed gout") is not asked (:data:`DESCRIBES_A_DIAGNOSIS`)."""
+    q = DESCRIBES_A_DIAGNOSIS.sub(" ", question.lower())
     labels = [label for label, pattern in _CUE_PATTERNS.items() if pattern.search(q)]
     if DIFFERENTIAL.search(q):
         labels = ["diagnosis", *(label for label in labels if label not in ("diagnosis", "causes"))]

@@ -285,11 +285,18 @@ class DictionaryMatcher:
         return found
 
     def entity_ids(self, term: str) -> list[str]:
-        """Entities a name maps to (any case, plus all-caps-only ones), or [] if it is not a key."""
+        """Entities a name maps to, or [] if it is not a key; the all-caps-only ones (acronyms) only when
+        ``term`` is written in capitals, as :meth:`find` does in text.
+
+        Why: the offline planner links a question's leftover words through here, and "eGFR" (the kidney
+        function estimate) became the EGFR gene — a newcomer's metformin question was then told the KB
+        "holds no research literature … about genes" and that EGFR was missing."""
         found = self._automaton.get(normalise_term(term), None) if self._keys else None
         if found is None:
             return []
-        return [*self._any_case[found[0]], *self._caps_only[found[0]]]
+        stripped = term.strip()
+        acronym = _is_all_caps(stripped) or (stripped.endswith("s") and _is_all_caps(stripped[:-1]))
+        return [*self._any_case[found[0]], *(self._caps_only[found[0]] if acronym else ())]
 
     def find(self, text: str, *, with_negation: bool = False) -> list[Mention]:
         """Non-overlapping mentions in ``text``, sorted by start; negation flags only if asked."""
