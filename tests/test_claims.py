@@ -65,6 +65,32 @@ def test_semicolon_and_but_split_three_claims_the_third_negated() -> None:
     _spans_match(reply, claims)
 
 
+def test_a_second_reported_clause_is_checked_without_its_that() -> None:
+    """ "told the family that X and that Y": Y is the claim, not "that Y" (it was asked as "Do that
+    antibiotics cure it?")."""
+    reply = "The registrar told them that cystic fibrosis is caused by a virus and that antibiotics cure it."
+    assert [(c.text, c.question) for c in split_reply(reply).claims] == [
+        ("cystic fibrosis is caused by a virus", "Is cystic fibrosis caused by a virus?"),
+        ("antibiotics cure it", "Do antibiotics cure cystic fibrosis?"),
+    ]
+    demonstrative = split_reply("Aspirin is safe and that drug causes no rash.").claims
+    assert demonstrative[-1].text == "that drug causes no rash"  # not a complementizer: kept
+
+
+def test_it_stands_for_the_last_singular_subject_and_they_for_the_last_plural_one() -> None:
+    """After "antibiotics cure it", "it is inherited …" is about cystic fibrosis, not the antibiotics; a
+    disease ending in -s stays singular ("diabetes … it")."""
+    reply = (
+        "The registrar said cystic fibrosis is caused by a virus and that antibiotics cure it. "
+        "She also said it is inherited in an autosomal recessive pattern. They are also safe in pregnancy. "
+        "Diabetes is curable; it only needs diet."
+    )
+    questions = [c.question for c in split_reply(reply).claims]
+    assert questions[2] == "Is cystic fibrosis inherited in an autosomal recessive pattern?"
+    assert questions[3] == "Are antibiotics also safe in pregnancy?"
+    assert questions[5] == "Does diabetes only need diet?"
+
+
 def test_coordinated_subject_is_one_claim() -> None:
     (claim,) = split_reply("Statins and aspirin reduce cardiovascular events.").claims
     assert claim.text == "Statins and aspirin reduce cardiovascular events"

@@ -280,8 +280,11 @@ def _strip_frames(text: str) -> tuple[str, bool, str | None]:
     return text, negated, cue
 
 
-def rewrite(claim_text: str, *, pronoun_subject: str | None = None) -> Rewrite:
-    """The question of a claim's positive form; ``pronoun_subject`` replaces an "it"/"they" subject."""
+def rewrite(
+    claim_text: str, *, pronoun_subject: str | None = None, they_subject: str | None = None
+) -> Rewrite:
+    """The question of a claim's positive form; ``pronoun_subject`` replaces an "it"/"this"/"that" subject
+    and ``they_subject`` (else ``pronoun_subject``) a "they" subject."""
     text = re.sub(r"\s+", " ", claim_text).strip().strip("\"“”'‘’").rstrip(".!?;:, ").strip()
     text = text[strip_discourse(text) :]
     text, negated, cue = _strip_frames(text)
@@ -304,7 +307,7 @@ def rewrite(claim_text: str, *, pronoun_subject: str | None = None) -> Rewrite:
     kept = [n for n, k in enumerate(keys) if k not in HEDGE_ADVERBS or n == 0]
     kept = [n for n in kept if not (keys[n] == "likely" and n + 1 < len(keys) and lemma_of(keys[n + 1]))]
     tokens, keys = [tokens[n] for n in kept], [keys[n] for n in kept]
-    question, neg_here, cue_here, subject = _question(tokens, keys, pronoun_subject)
+    question, neg_here, cue_here, subject = _question(tokens, keys, pronoun_subject, they_subject)
     if neg_here:
         negated, cue = not negated, cue if cue is not None else cue_here
     if front:
@@ -328,7 +331,7 @@ def _imperative(tokens: list[str], keys: list[str]) -> tuple[str, bool, str | No
 
 
 def _question(
-    tokens: list[str], keys: list[str], pronoun_subject: str | None
+    tokens: list[str], keys: list[str], pronoun_subject: str | None, they_subject: str | None = None
 ) -> tuple[str, bool, str | None, str | None]:
     """(question without "?", negated, cue, subject) of a clause without frame or fronted adverbial."""
     imperative = _imperative(tokens, keys)
@@ -350,11 +353,17 @@ def _question(
         if key(word) in {"never", "not"} and not negated:
             negated, cue, word = True, key(word), "ever" if key(word) == "never" else ""
         pre.insert(0, word)
-    if pronoun_subject and len(subject) == 1 and key(subject[0]) in {"it", "they", "this", "that"}:
-        subject = pronoun_subject.split()
+    referent = (they_subject or pronoun_subject) if subject_keys[0] == "they" else pronoun_subject
+    if referent and len(subject) == 1 and key(subject[0]) in {"it", "they", "this", "that"}:
+        subject = referent.split()
     else:
         lower_first(subject)
     rest, rest_keys = list(tokens[verb.index + 1 :]), keys[verb.index + 1 :]
+    if pronoun_subject and "it" in rest_keys and join(subject).lower() != pronoun_subject.lower():
+        # "… and that antibiotics cure it": the object "it" is the subject before (cystic fibrosis), so the
+        # claim is retrieved and checked about it, not about "it".
+        at = rest_keys.index("it")
+        rest[at] = pronoun_subject + rest[at][2:]
     word = keys[verb.index]
     aux = CONTRACTIONS.get(word, word)
     if word in CONTRACTIONS and not negated:

@@ -64,6 +64,30 @@ PREPOSITIONS = _set(
 PRONOUNS = _set("it they we you i he she this these those there one")
 PLURAL_NOUNS = _set("children people women men data bacteria criteria fungi mice teeth feet phenomena")
 PLURAL_PRONOUNS = _set("they we you i these those who which")
+SINGULAR_IN_S = _set("diabetes herpes rabies measles mumps scabies rickets shingles aids news series species")
+"""Disease names and nouns that end in -s but take "it", not "they"."""
+
+
+def looks_plural(phrase: str) -> bool:
+    """Whether a subject phrase reads as plural by its last word ("antibiotics", "children"; not "cystic
+    fibrosis", "diabetes"): a next claim's "it" does not stand for a plural subject, nor "they" for a
+    singular one. A heuristic on the head noun (EviGraph ships no tagger), meant for short claim subjects."""
+    words = phrase.split()
+    if not words:
+        return False
+    if any(key(w) == "and" for w in words):
+        return True
+    head = key(words[-1].strip("(),"))
+    if head in PLURAL_NOUNS or head in {"they", "these", "those", "we"}:
+        return True
+    return (
+        head.endswith("s")
+        and not head.endswith(("ss", "us", "is"))
+        and head not in SINGULAR_IN_S
+        and len(head) > 3
+    )
+
+
 ADVERBS = _set(
     "also often usually generally typically always sometimes rarely frequently commonly still only just "
     "even already currently routinely clearly significantly markedly substantially slightly further "

@@ -38,6 +38,7 @@ from graphs.text.claim_words import (
     PART_SPLIT,
     REPORT_FRAME,
     SOURCE_PREFIX,
+    looks_plural,
 )
 
 __all__ = ["Claim", "ReplyClaims", "question_form", "split_reply", "statement_from_question"]
@@ -218,6 +219,24 @@ def _clauses(text: str, start: int, end: int) -> list[tuple[int, int]]:
     return [(s, e) for s, e in clauses]
 
 
+REPORTING_VERB = re.compile(
+    r"\b(?:said|says|say|told|tells|tell|thinks|think|thought|believes?|claim(?:s|ed)?|wrote|writes|"
+    r"mentioned|stated|states|explained|reckons?|suggested|advised|insists?|insisted)\b",
+    re.IGNORECASE,
+)
+"""A verb that reports what someone said before the first claim of a sentence: only then is a later "and
+that X" a second reported clause rather than "that drug …"."""
+
+
+def _after_complementizer(text: str, start: int, end: int) -> int:
+    """The start of a reported clause past its "that": "told the family that X and that Y" reports Y, and
+    "that antibiotics cure it" was checked as the question "Do that antibiotics cure it?"."""
+    found = re.match(r"that\s+", text[start:end], re.IGNORECASE)
+    if found is None or not all(_verb_info(text[start + found.end() : end], guess=True)):
+        return start
+    return start + found.end()
+
+
 def _has_verb(text: str) -> bool:
     raw = text.split()
     return main_verb([key(t) for t in raw], raw, guess=False) is not None
@@ -332,8 +351,11 @@ def split_reply(reply: str, max_claims: int = 8) -> ReplyClaims:
     spans: list[tuple[int, int, str | None, bool]] = []
     skipped: list[str] = []
     reasons: list[str] = []
+    first_sentence = True
     for sent_start, sent_end in _sentences(reply, body_start, body_end):
         raw = reply[sent_start:sent_end].strip()
+        sentence_begins = 0 if first_sentence else sent_start  # the first: from the reply's own opening
+        first_sentence = False
         sent_start, sent_end = _content(reply, sent_start, sent_end)
         comma = reply.find(", ", sent_start, min(sent_end, sent_start + 30))
         greeting = _GREETING.match(reply, sent_start) is not None and comma > 0
@@ -346,9 +368,12 @@ def split_reply(reply: str, max_claims: int = 8) -> ReplyClaims:
             reasons.append(reason)
             continue
         sent_start, advice = _frame_end(reply, sent_start, sent_end)
+        reported = REPORTING_VERB.search(reply, sentence_begins, sent_start) is not None
         for part_start, part_end, referent in _parts(reply, sent_start, sent_end):
             for clause_start, clause_end in _clauses(reply, part_start, part_end):
                 clause_start, clause_end = _content(reply, clause_start, clause_end)
+                if reported and clause_start > sent_start:
+                    clause_start = _after_complementizer(reply, clause_start, clause_end)
                 reason = _skip_reason(reply[clause_start:clause_end])
                 if reason is None:
                     spans.append((clause_start, clause_end, referent, advice and clause_start == sent_start))
@@ -356,11 +381,18 @@ def split_reply(reply: str, max_claims: int = 8) -> ReplyClaims:
                     skipped.append(reply[clause_start:clause_end])
                     reasons.append(reason)
     claims: list[Claim] = []
-    previous_subject: str | None = None
+    singular: str | None = None  # the last subject "it" may stand for, and the last one "they" may
+    plural: str | None = None
     for start, end, referent, advice in spans[: max(0, max_claims)]:
         text = reply[start:end]
-        result = rewrite(claim_source(text, advice), pronoun_subject=referent or previous_subject)
-        previous_subject = result.subject or previous_subject
+        result = rewrite(
+            claim_source(text, advice), pronoun_subject=referent or singular, they_subject=referent or plural
+        )
+        if result.subject:
+            if looks_plural(result.subject):
+                plural = result.subject
+            else:
+                singular = result.subject
         cue = hedge_cue(text)
         claims.append(
             Claim(
