@@ -328,8 +328,9 @@ def dev_split(qid: str, share: float = 0.08) -> bool:
     return int.from_bytes(digest[:4], "big") / 2**32 < share
 
 
-def build_pairs(settings: Settings, seed: int = 13) -> list[dict[str, Any]]:
-    """Every training pair, in a deterministic order (shuffled with ``seed``)."""
+def build_pairs(settings: Settings, seed: int = 13, stage3: bool = False) -> list[dict[str, Any]]:
+    """Every training pair, in a deterministic order (shuffled with ``seed``); ``stage3`` adds the
+    sentence-level sources of evals/reader_sentence_data.py (an experiment, not in the shipped reader)."""
     excluded = exclusions(settings)
     rng = random.Random(seed)
     pairs: list[dict[str, Any]] = []
@@ -339,6 +340,11 @@ def build_pairs(settings: Settings, seed: int = 13) -> list[dict[str, Any]]:
     # Appended after the shuffle with their own generator: the first three sources' pairs stay exactly those
     # the first reader was trained on, so its recipe still reproduces.
     pairs.extend(bioasq_sentence_pairs(settings, excluded, random.Random(seed + 1)))
+    if stage3:  # appended last with their own generators, for the same reason
+        from evals.reader_sentence_data import bioasq_ideal_pairs, medquad_sentence_pairs
+
+        pairs.extend(bioasq_ideal_pairs(settings, excluded, random.Random(seed + 2)))
+        pairs.extend(medquad_sentence_pairs(settings, excluded, random.Random(seed + 3)))
     for pair in pairs:
         family = pair["source"].split("-")[0]  # a question's passage and sentence pairs: the same side
         pair["split"] = "dev" if dev_split(f"{family}:{pair['qid']}") else "train"
@@ -366,19 +372,19 @@ def training_manifest(settings: Settings, pairs: list[dict[str, Any]]) -> list[d
     bioasq = {
         row["id"]: row
         for row in _rows(shared / "eval" / "bioasq_taskb_golden_7b_10b.jsonl")
-        if ("bioasq", row["id"]) in questions or ("bioasq-sentence", row["id"]) in questions
+        if any((source, row["id"]) in questions for source in ("bioasq", "bioasq-sentence", "bioasq-ideal"))
     }
     medquad = {
         row["id"]: row
         for row in _rows(shared / "corpus" / "medquad_answered.jsonl")
-        if ("medquad", row["id"]) in questions
+        if ("medquad", row["id"]) in questions or ("medquad-sentence", row["id"]) in questions
     }
     manifest = []
     for (source, qid), question in sorted(questions.items()):
         row: dict[str, Any] = {"source": source, "qid": qid, "question": question}
         if source.startswith("bioasq"):
             row["gold_snippet_ids"] = sorted(bioasq[qid].get("gold_snippet_ids", []))
-        elif source == "medquad":
+        elif source.startswith("medquad"):
             row["focus"] = medquad[qid]["focus"]
         manifest.append(row)
     return manifest
@@ -397,9 +403,14 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path("/tmp/evigraph-reader/pairs.jsonl"))
     parser.add_argument("--manifest", type=Path, default=MANIFEST)
     parser.add_argument("--seed", type=int, default=13)
+    parser.add_argument(
+        "--stage3",
+        action="store_true",
+        help="add the stage-3 sentence sources (evals/reports/reader_stage3.md; not in the shipped reader)",
+    )
     args = parser.parse_args()
     settings = load_settings()
-    pairs = build_pairs(settings, args.seed)
+    pairs = build_pairs(settings, args.seed, args.stage3)
     counts = write_pairs(pairs, args.out)
     write_manifest(training_manifest(settings, pairs), args.manifest)
     print(json.dumps(counts, indent=1))

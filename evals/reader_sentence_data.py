@@ -1,0 +1,165 @@
+"""Sentence-level reader pairs beyond factoid answers (stage 3 of the evidence reader).
+
+Why: the reader's job at run time is sentence-level — which sentences to show, whether the best one answers
+(agent/nodes/reading.py) — but its sentence training was factoid/list BioASQ questions only (a sentence
+naming an exact answer). Yes/no and summary questions, and consumer questions answered by a MedQuAD page,
+had no sentence-level label: "A defect in the CFTR gene causes cystic fibrosis (CF)." read at logit 1.36
+for "Which disease is caused by mutations in the CFTR gene?", below the calibrated "answered" bar. Two more
+labelled sources, both from ``../shared/data`` and under the same exclusions as every other pair
+(evals/reader_data.py ``Exclusions``):
+
+* ``bioasq-ideal``: BioASQ yes/no and summary questions (training questions only). A gold-snippet sentence
+  most of whose word bigrams the question's ideal answer repeats (≥ ``IDEAL_SHARE``) answers it — BioASQ's
+  ideal answers are largely built from those sentences; a gold-snippet sentence the ideal answer hardly
+  uses (≤ ``IDEAL_UNUSED``) is a same-topic negative; sentences of BM25 snippets of other documents are
+  negatives.
+* ``medquad-sentence``: a MedQuAD question (foci of evaluation sets excluded whole) with the first
+  sentences of its own answer (the page states its answer first) as positives; the first sentences of
+  the same focus's answers to other question types (same subject, wrong aspect) and of one BM25 answer of
+  another focus as negatives. Headings, pointers ("These resources address …") and questions are never
+  pairs (agent/nodes/key_sentences.py ``states_something``), as they are never shown.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+import re
+from collections import defaultdict
+from collections.abc import Iterator
+from typing import Any
+
+from agent.nodes.key_sentences import states_something
+from evals.reader_data import (
+    _BM25,
+    Exclusions,
+    _cut,
+    _pair,
+    _rows,
+    _sentences,
+    _snippet_pool,
+    _training_questions,
+    normalise_question,
+)
+from graphs.model.settings import Settings
+
+IDEAL_SHARE = 0.6
+IDEAL_UNUSED = 0.15
+IDEAL_POSITIVES = 3
+IDEAL_SAME_TOPIC_NEGATIVES = 3
+IDEAL_OTHER_NEGATIVES = 2
+MEDQUAD_SENTENCE_QUESTIONS = 1200
+MEDQUAD_LEAD_SENTENCES = 2
+MEDQUAD_SAME_FOCUS_NEGATIVES = 2
+POINTER = re.compile(
+    r"^\W*these resources\b|^\W*(?:see|visit|call|contact)\b|table below|if the information is available|"
+    r"human phenotype ontology",
+    re.IGNORECASE,
+)
+"""MedQuAD boilerplate that states nothing about the question (GARD's symptom-table lead-in, a pointer)."""
+
+
+def _bigrams(text: str) -> set[tuple[str, str]]:
+    words = re.findall(r"[a-z0-9]+", text.lower())
+    return set(itertools.pairwise(words))
+
+
+def ideal_share(sentence: str, ideal: str) -> float:
+    """Share of the sentence's word bigrams that the ideal answer repeats (0 for a one-word sentence)."""
+    own = _bigrams(sentence)
+    return len(own & _bigrams(ideal)) / len(own) if own else 0.0
+
+
+def _ideal_text(row: dict[str, Any]) -> str:
+    ideal = row.get("ideal_answer") or ""
+    return " ".join(ideal) if isinstance(ideal, list) else str(ideal)
+
+
+def _shown(sentence: str) -> bool:
+    return states_something(sentence) and not POINTER.search(sentence)
+
+
+def bioasq_ideal_pairs(
+    settings: Settings, excluded: Exclusions, rng: random.Random
+) -> Iterator[dict[str, Any]]:
+    """Yes/no and summary questions: ideal-answer sentences of the gold snippets answer (module docstring)."""
+    snippets, texts, index, row_of = _snippet_pool(settings)
+    for row, gold_ids, gold_pmids in _training_questions(settings, excluded):
+        ideal = _ideal_text(row)
+        if row.get("type") not in ("yesno", "summary") or not ideal.strip():
+            continue
+        sentences = sorted(
+            {
+                s
+                for sid in sorted(gold_ids & row_of.keys())
+                for s in _sentences(texts[row_of[sid]])
+                if _shown(s)
+            }
+        )
+        shares = {s: ideal_share(s, ideal) for s in sentences}
+        positives = [s for s in sentences if shares[s] >= IDEAL_SHARE]
+        unused = [s for s in sentences if shares[s] <= IDEAL_UNUSED]
+        if not positives:
+            continue
+        rng.shuffle(positives)
+        rng.shuffle(unused)
+        for sentence in positives[:IDEAL_POSITIVES]:
+            yield _pair("bioasq-ideal", row["id"], row["question"], sentence, 1)
+        for sentence in unused[:IDEAL_SAME_TOPIC_NEGATIVES]:
+            yield _pair("bioasq-ideal", row["id"], row["question"], sentence, 0)
+        others = [
+            sentence
+            for i in index.top(row["question"], 10)
+            if snippets[i]["id"] not in gold_ids | excluded.snippet_ids
+            and str(snippets[i]["pmid"]) not in gold_pmids
+            for sentence in _sentences(texts[i])
+            if _shown(sentence) and ideal_share(sentence, ideal) <= IDEAL_UNUSED
+        ]
+        for sentence in others[:IDEAL_OTHER_NEGATIVES]:
+            yield _pair("bioasq-ideal", row["id"], row["question"], sentence, 0)
+
+
+def _leads(answer: str, n: int) -> list[str]:
+    return [s for s in _sentences(_cut(answer, 200)) if _shown(s)][:n]
+
+
+def medquad_sentence_pairs(
+    settings: Settings, excluded: Exclusions, rng: random.Random
+) -> Iterator[dict[str, Any]]:
+    """A page's first sentences answer its question; the same focus's other pages do not (module doc)."""
+    rows = [
+        row
+        for row in _rows(settings.shared_data_dir / "corpus" / "medquad_answered.jsonl")
+        if row["focus"].lower() not in excluded.medquad_foci
+        and normalise_question(row["question"]) not in excluded.question_texts
+        and row["answer"].strip()
+    ]
+    by_focus: dict[str, list[int]] = defaultdict(list)
+    for i, row in enumerate(rows):
+        by_focus[row["focus"].lower()].append(i)
+    index = _BM25([_cut(row["answer"], 80) for row in rows])
+    for i in rng.sample(range(len(rows)), min(MEDQUAD_SENTENCE_QUESTIONS, len(rows))):
+        row = rows[i]
+        own = _leads(row["answer"], MEDQUAD_LEAD_SENTENCES)
+        if not own:
+            continue
+        question = row["question"].replace(" ?", "?")
+        for sentence in own:
+            yield _pair("medquad-sentence", row["id"], question, sentence, 1)
+        same_focus = [
+            j
+            for j in by_focus[row["focus"].lower()]
+            if rows[j]["qtype"] != row["qtype"] and rows[j]["answer"] != row["answer"]
+        ]
+        rng.shuffle(same_focus)
+        negatives = [
+            s for j in same_focus[:MEDQUAD_SAME_FOCUS_NEGATIVES] for s in _leads(rows[j]["answer"], 1)
+        ]
+        other = next(
+            (j for j in index.top(question, 10) if rows[j]["focus"].lower() != row["focus"].lower()), None
+        )
+        if other is not None:
+            negatives += _leads(rows[other]["answer"], 1)
+        for sentence in negatives:
+            if sentence not in own:
+                yield _pair("medquad-sentence", row["id"], question, sentence, 0)
