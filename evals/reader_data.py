@@ -36,7 +36,7 @@ import json
 import random
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -221,22 +221,55 @@ def bioasq_sentence_pairs(
         named, unnamed = sorted(set(named)), sorted(set(unnamed) - set(named))
         if not named:
             continue
-        rng.shuffle(named)
-        rng.shuffle(unnamed)
-        for sentence in named[:SENTENCE_POSITIVES]:
-            yield _pair("bioasq-sentence", row["id"], row["question"], sentence, 1)
-        for sentence in unnamed[:SENTENCE_SAME_TOPIC_NEGATIVES]:
-            yield _pair("bioasq-sentence", row["id"], row["question"], sentence, 0)
-        others = [
+        exact = row["exact_answer"]
+        others = SnippetPool(snippets, texts, index).other_document_sentences(
+            row,
+            gold_ids | excluded.snippet_ids,
+            gold_pmids,
+            20,
+            lambda s, exact=exact: not exact_hit(s, exact),
+        )
+        limits = (SENTENCE_POSITIVES, SENTENCE_SAME_TOPIC_NEGATIVES, SENTENCE_OTHER_NEGATIVES)
+        yield from sentence_pairs("bioasq-sentence", row, (named, unnamed, others), limits, rng)
+
+
+@dataclass
+class SnippetPool:
+    """The BioASQ snippets with their BM25 index (sentence negatives come from other documents' snippets)."""
+
+    snippets: list[dict[str, Any]]
+    texts: list[str]
+    index: _BM25
+
+    def other_document_sentences(
+        self, row: dict[str, Any], not_ids: set[str], not_pmids: set[str], k: int, keep: Callable[[str], bool]
+    ) -> list[str]:
+        """Sentences of the question's top-``k`` BM25 snippets that are neither gold nor of a gold
+        document (nor excluded), and that ``keep`` accepts."""
+        return [
             sentence
-            for i in index.top(row["question"], 20)
-            if snippets[i]["id"] not in gold_ids | excluded.snippet_ids
-            and str(snippets[i]["pmid"]) not in gold_pmids
-            for sentence in _sentences(texts[i])
-            if not exact_hit(sentence, row["exact_answer"])
+            for i in self.index.top(row["question"], k)
+            if self.snippets[i]["id"] not in not_ids and str(self.snippets[i]["pmid"]) not in not_pmids
+            for sentence in _sentences(self.texts[i])
+            if keep(sentence)
         ]
-        for sentence in others[:SENTENCE_OTHER_NEGATIVES]:
-            yield _pair("bioasq-sentence", row["id"], row["question"], sentence, 0)
+
+
+def sentence_pairs(
+    source: str,
+    row: dict[str, Any],
+    sentences: tuple[list[str], list[str], list[str]],
+    limits: tuple[int, int, int],
+    rng: random.Random,
+) -> Iterator[dict[str, Any]]:
+    """(positives, same-topic negatives, other negatives) as pairs, the first two shuffled, each cut to its
+    limit: one recipe for every sentence-level source."""
+    positives, same_topic, others = sentences
+    rng.shuffle(positives)
+    rng.shuffle(same_topic)
+    labelled = [(s, 1) for s in positives[: limits[0]]] + [(s, 0) for s in same_topic[: limits[1]]]
+    for sentence, label in labelled + [(s, 0) for s in others[: limits[2]]]:
+        yield _pair(source, row["id"], row["question"], sentence, label)
 
 
 def _sentences(text: str) -> list[str]:
@@ -246,8 +279,11 @@ def _sentences(text: str) -> list[str]:
     return [text[s:e].strip() for s, e in sentences(text) if 25 <= e - s <= 500]
 
 
-def medquad_pairs(settings: Settings, excluded: Exclusions, rng: random.Random) -> Iterator[dict[str, Any]]:
-    """Own answer positive; same focus, other question type: hard negatives (see the module docstring)."""
+def medquad_training_rows(
+    settings: Settings, excluded: Exclusions
+) -> tuple[list[dict[str, Any]], dict[str, list[int]], _BM25]:
+    """The MedQuAD answers a pair may use (no excluded focus or question text), their row numbers by focus
+    and a BM25 index over each answer's first 80 words."""
     rows = [
         row
         for row in _rows(settings.shared_data_dir / "corpus" / "medquad_answered.jsonl")
@@ -258,8 +294,13 @@ def medquad_pairs(settings: Settings, excluded: Exclusions, rng: random.Random) 
     by_focus: dict[str, list[int]] = defaultdict(list)
     for i, row in enumerate(rows):
         by_focus[row["focus"].lower()].append(i)
+    return rows, by_focus, _BM25([_cut(row["answer"], 80) for row in rows])
+
+
+def medquad_pairs(settings: Settings, excluded: Exclusions, rng: random.Random) -> Iterator[dict[str, Any]]:
+    """Own answer positive; same focus, other question type: hard negatives (see the module docstring)."""
+    rows, by_focus, index = medquad_training_rows(settings, excluded)
     answers = [row["answer"] for row in rows]
-    index = _BM25([_cut(answer, 80) for answer in answers])
     chosen = rng.sample(range(len(rows)), min(MEDQUAD_QUESTIONS, len(rows)))
     for i in chosen:
         row = rows[i]

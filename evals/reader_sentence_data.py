@@ -25,21 +25,20 @@ from __future__ import annotations
 import itertools
 import random
 import re
-from collections import defaultdict
 from collections.abc import Iterator
 from typing import Any
 
 from agent.nodes.key_sentences import states_something
 from evals.reader_data import (
-    _BM25,
     Exclusions,
+    SnippetPool,
     _cut,
     _pair,
-    _rows,
     _sentences,
     _snippet_pool,
     _training_questions,
-    normalise_question,
+    medquad_training_rows,
+    sentence_pairs,
 )
 from graphs.model.settings import Settings
 
@@ -101,22 +100,15 @@ def bioasq_ideal_pairs(
         unused = [s for s in sentences if shares[s] <= IDEAL_UNUSED]
         if not positives:
             continue
-        rng.shuffle(positives)
-        rng.shuffle(unused)
-        for sentence in positives[:IDEAL_POSITIVES]:
-            yield _pair("bioasq-ideal", row["id"], row["question"], sentence, 1)
-        for sentence in unused[:IDEAL_SAME_TOPIC_NEGATIVES]:
-            yield _pair("bioasq-ideal", row["id"], row["question"], sentence, 0)
-        others = [
-            sentence
-            for i in index.top(row["question"], 10)
-            if snippets[i]["id"] not in gold_ids | excluded.snippet_ids
-            and str(snippets[i]["pmid"]) not in gold_pmids
-            for sentence in _sentences(texts[i])
-            if _shown(sentence) and ideal_share(sentence, ideal) <= IDEAL_UNUSED
-        ]
-        for sentence in others[:IDEAL_OTHER_NEGATIVES]:
-            yield _pair("bioasq-ideal", row["id"], row["question"], sentence, 0)
+        others = SnippetPool(snippets, texts, index).other_document_sentences(
+            row,
+            gold_ids | excluded.snippet_ids,
+            gold_pmids,
+            10,
+            lambda s, ideal=ideal: _shown(s) and ideal_share(s, ideal) <= IDEAL_UNUSED,
+        )
+        limits = (IDEAL_POSITIVES, IDEAL_SAME_TOPIC_NEGATIVES, IDEAL_OTHER_NEGATIVES)
+        yield from sentence_pairs("bioasq-ideal", row, (positives, unused, others), limits, rng)
 
 
 def _leads(answer: str, n: int) -> list[str]:
@@ -127,17 +119,7 @@ def medquad_sentence_pairs(
     settings: Settings, excluded: Exclusions, rng: random.Random
 ) -> Iterator[dict[str, Any]]:
     """A page's first sentences answer its question; the same focus's other pages do not (module doc)."""
-    rows = [
-        row
-        for row in _rows(settings.shared_data_dir / "corpus" / "medquad_answered.jsonl")
-        if row["focus"].lower() not in excluded.medquad_foci
-        and normalise_question(row["question"]) not in excluded.question_texts
-        and row["answer"].strip()
-    ]
-    by_focus: dict[str, list[int]] = defaultdict(list)
-    for i, row in enumerate(rows):
-        by_focus[row["focus"].lower()].append(i)
-    index = _BM25([_cut(row["answer"], 80) for row in rows])
+    rows, by_focus, index = medquad_training_rows(settings, excluded)
     for i in rng.sample(range(len(rows)), min(MEDQUAD_SENTENCE_QUESTIONS, len(rows))):
         row = rows[i]
         own = _leads(row["answer"], MEDQUAD_LEAD_SENTENCES)
