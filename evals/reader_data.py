@@ -36,7 +36,7 @@ import json
 import random
 import re
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,7 +44,6 @@ from typing import Any
 import bm25s
 import numpy as np
 
-from evals.metrics.answers import exact_hit
 from graphs.model.settings import Settings, load_settings
 from graphs.text.lexical_index import tokenize
 
@@ -194,84 +193,6 @@ def bioasq_pairs(settings: Settings, excluded: Exclusions, rng: random.Random) -
                 yield _pair("bioasq", row["id"], row["question"], texts[i], 0)
 
 
-def bioasq_sentence_pairs(
-    settings: Settings, excluded: Exclusions, rng: random.Random
-) -> Iterator[dict[str, Any]]:
-    """Sentence-level pairs that teach *naming the answer*, not *being on topic* (source ``bioasq-sentence``).
-
-    Why: the passage-level reader scored "The PolyIran trial is a pragmatic cluster randomized trial …" above
-    the sentence listing the polypill's drugs for "Which drugs are included in PolyIran?" — both are gold
-    snippets, so passage labels cannot tell them apart. For factoid and list questions with an exact answer,
-    a sentence of a gold snippet that names an exact-answer synonym is a positive; a gold-snippet sentence
-    that does not is a hard negative (same topic, no answer); sentences of the top BM25 snippets of other
-    documents that do not name it are negatives too. Sentences are split by the agent's own splitter
-    (``agent.nodes.focus.sentences``), so training sees what the key-sentence picker reads. The same
-    exclusions as :func:`bioasq_pairs` apply.
-    """
-    snippets, texts, index, row_of = _snippet_pool(settings)
-    for row, gold_ids, gold_pmids in _training_questions(settings, excluded):
-        if row.get("type") not in ("factoid", "list") or not row.get("exact_answer"):
-            continue
-        gold = sorted(gold_ids & row_of.keys())
-        named: list[str] = []
-        unnamed: list[str] = []
-        for snippet_id in gold:
-            for sentence in _sentences(texts[row_of[snippet_id]]):
-                (named if exact_hit(sentence, row["exact_answer"]) else unnamed).append(sentence)
-        named, unnamed = sorted(set(named)), sorted(set(unnamed) - set(named))
-        if not named:
-            continue
-        exact = row["exact_answer"]
-        others = SnippetPool(snippets, texts, index).other_document_sentences(
-            row,
-            gold_ids | excluded.snippet_ids,
-            gold_pmids,
-            20,
-            lambda s, exact=exact: not exact_hit(s, exact),
-        )
-        limits = (SENTENCE_POSITIVES, SENTENCE_SAME_TOPIC_NEGATIVES, SENTENCE_OTHER_NEGATIVES)
-        yield from sentence_pairs("bioasq-sentence", row, (named, unnamed, others), limits, rng)
-
-
-@dataclass
-class SnippetPool:
-    """The BioASQ snippets with their BM25 index (sentence negatives come from other documents' snippets)."""
-
-    snippets: list[dict[str, Any]]
-    texts: list[str]
-    index: _BM25
-
-    def other_document_sentences(
-        self, row: dict[str, Any], not_ids: set[str], not_pmids: set[str], k: int, keep: Callable[[str], bool]
-    ) -> list[str]:
-        """Sentences of the question's top-``k`` BM25 snippets that are neither gold nor of a gold
-        document (nor excluded), and that ``keep`` accepts."""
-        return [
-            sentence
-            for i in self.index.top(row["question"], k)
-            if self.snippets[i]["id"] not in not_ids and str(self.snippets[i]["pmid"]) not in not_pmids
-            for sentence in _sentences(self.texts[i])
-            if keep(sentence)
-        ]
-
-
-def sentence_pairs(
-    source: str,
-    row: dict[str, Any],
-    sentences: tuple[list[str], list[str], list[str]],
-    limits: tuple[int, int, int],
-    rng: random.Random,
-) -> Iterator[dict[str, Any]]:
-    """(positives, same-topic negatives, other negatives) as pairs, the first two shuffled, each cut to its
-    limit: one recipe for every sentence-level source."""
-    positives, same_topic, others = sentences
-    rng.shuffle(positives)
-    rng.shuffle(same_topic)
-    labelled = [(s, 1) for s in positives[: limits[0]]] + [(s, 0) for s in same_topic[: limits[1]]]
-    for sentence, label in labelled + [(s, 0) for s in others[: limits[2]]]:
-        yield _pair(source, row["id"], row["question"], sentence, label)
-
-
 def _sentences(text: str) -> list[str]:
     """The sentences the key-sentence picker would consider (the agent's splitter, 25–500 characters)."""
     from agent.nodes.focus import sentences
@@ -380,10 +301,10 @@ def build_pairs(settings: Settings, seed: int = 13, stage3: bool = False) -> lis
     rng.shuffle(pairs)
     # Appended after the shuffle with their own generator: the first three sources' pairs stay exactly those
     # the first reader was trained on, so its recipe still reproduces.
+    from evals.reader_sentence_data import bioasq_ideal_pairs, bioasq_sentence_pairs, medquad_sentence_pairs
+
     pairs.extend(bioasq_sentence_pairs(settings, excluded, random.Random(seed + 1)))
     if stage3:  # appended last with their own generators, for the same reason
-        from evals.reader_sentence_data import bioasq_ideal_pairs, medquad_sentence_pairs
-
         pairs.extend(bioasq_ideal_pairs(settings, excluded, random.Random(seed + 2)))
         pairs.extend(medquad_sentence_pairs(settings, excluded, random.Random(seed + 3)))
     for pair in pairs:

@@ -1,4 +1,4 @@
-"""Sentence-level reader pairs beyond factoid answers (stage 3 of the evidence reader).
+"""Sentence-level reader pairs: factoid answers (stage 2 of the shipped reader) and beyond (stage 3).
 
 Why: the reader's job at run time is sentence-level — which sentences to show, whether the best one answers
 (agent/nodes/reading.py) — but its sentence training was factoid/list BioASQ questions only (a sentence
@@ -25,20 +25,24 @@ from __future__ import annotations
 import itertools
 import random
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from agent.nodes.key_sentences import states_something
+from evals.metrics.answers import exact_hit
 from evals.reader_data import (
+    _BM25,
+    SENTENCE_OTHER_NEGATIVES,
+    SENTENCE_POSITIVES,
+    SENTENCE_SAME_TOPIC_NEGATIVES,
     Exclusions,
-    SnippetPool,
     _cut,
     _pair,
     _sentences,
     _snippet_pool,
     _training_questions,
     medquad_training_rows,
-    sentence_pairs,
 )
 from graphs.model.settings import Settings
 
@@ -56,6 +60,84 @@ POINTER = re.compile(
     re.IGNORECASE,
 )
 """MedQuAD boilerplate that states nothing about the question (GARD's symptom-table lead-in, a pointer)."""
+
+
+def bioasq_sentence_pairs(
+    settings: Settings, excluded: Exclusions, rng: random.Random
+) -> Iterator[dict[str, Any]]:
+    """Sentence-level pairs that teach *naming the answer*, not *being on topic* (source ``bioasq-sentence``).
+
+    Why: the passage-level reader scored "The PolyIran trial is a pragmatic cluster randomized trial …" above
+    the sentence listing the polypill's drugs for "Which drugs are included in PolyIran?" — both are gold
+    snippets, so passage labels cannot tell them apart. For factoid and list questions with an exact answer,
+    a sentence of a gold snippet that names an exact-answer synonym is a positive; a gold-snippet sentence
+    that does not is a hard negative (same topic, no answer); sentences of the top BM25 snippets of other
+    documents that do not name it are negatives too. Sentences are split by the agent's own splitter
+    (``agent.nodes.focus.sentences``), so training sees what the key-sentence picker reads. The same
+    exclusions as :func:`bioasq_pairs` apply.
+    """
+    snippets, texts, index, row_of = _snippet_pool(settings)
+    for row, gold_ids, gold_pmids in _training_questions(settings, excluded):
+        if row.get("type") not in ("factoid", "list") or not row.get("exact_answer"):
+            continue
+        gold = sorted(gold_ids & row_of.keys())
+        named: list[str] = []
+        unnamed: list[str] = []
+        for snippet_id in gold:
+            for sentence in _sentences(texts[row_of[snippet_id]]):
+                (named if exact_hit(sentence, row["exact_answer"]) else unnamed).append(sentence)
+        named, unnamed = sorted(set(named)), sorted(set(unnamed) - set(named))
+        if not named:
+            continue
+        exact = row["exact_answer"]
+        others = SnippetPool(snippets, texts, index).other_document_sentences(
+            row,
+            gold_ids | excluded.snippet_ids,
+            gold_pmids,
+            20,
+            lambda s, exact=exact: not exact_hit(s, exact),
+        )
+        limits = (SENTENCE_POSITIVES, SENTENCE_SAME_TOPIC_NEGATIVES, SENTENCE_OTHER_NEGATIVES)
+        yield from sentence_pairs("bioasq-sentence", row, (named, unnamed, others), limits, rng)
+
+
+@dataclass
+class SnippetPool:
+    """The BioASQ snippets with their BM25 index (sentence negatives come from other documents' snippets)."""
+
+    snippets: list[dict[str, Any]]
+    texts: list[str]
+    index: _BM25
+
+    def other_document_sentences(
+        self, row: dict[str, Any], not_ids: set[str], not_pmids: set[str], k: int, keep: Callable[[str], bool]
+    ) -> list[str]:
+        """Sentences of the question's top-``k`` BM25 snippets that are neither gold nor of a gold
+        document (nor excluded), and that ``keep`` accepts."""
+        return [
+            sentence
+            for i in self.index.top(row["question"], k)
+            if self.snippets[i]["id"] not in not_ids and str(self.snippets[i]["pmid"]) not in not_pmids
+            for sentence in _sentences(self.texts[i])
+            if keep(sentence)
+        ]
+
+
+def sentence_pairs(
+    source: str,
+    row: dict[str, Any],
+    sentences: tuple[list[str], list[str], list[str]],
+    limits: tuple[int, int, int],
+    rng: random.Random,
+) -> Iterator[dict[str, Any]]:
+    """(positives, same-topic negatives, other negatives) as pairs, the first two shuffled, each cut to its
+    limit: one recipe for every sentence-level source."""
+    positives, same_topic, others = sentences
+    rng.shuffle(positives)
+    rng.shuffle(same_topic)
+    labelled = [(s, 1) for s in positives[: limits[0]]] + [(s, 0) for s in same_topic[: limits[1]]]
+    for sentence, label in labelled + [(s, 0) for s in others[: limits[2]]]:
+        yield _pair(source, row["id"], row["question"], sentence, label)
 
 
 def _bigrams(text: str) -> set[tuple[str, str]]:
