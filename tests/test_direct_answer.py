@@ -346,8 +346,28 @@ def test_a_long_kg_list_shows_only_what_the_passages_also_name_or_nothing(slice_
     assert {f["entity_name"] for f in facts} == {"ACE", "CRP"}
     import re
 
-    said = re.search(r"\(those the passages also name, of (\d+) in the KG\)$", heading)
+    said = re.search(
+        r"\(those the passages also name or the ontology defines, of (\d+) in the KG\)$", heading
+    )
     assert said and int(said.group(1)) > LONG_LIST, heading
+
+
+def test_a_dozen_kg_genes_give_way_to_what_the_passages_name_and_the_ontologys_definition(
+    slice_kb: KnowledgeBase,
+) -> None:
+    """ "What causes gout?" opened with six of gout's 19 KG genes in name order (ABCG2; ALDH16A1; BCKDHA …)
+    above the passages' uric acid. A causes list longer than what is shown keeps what the passages name and
+    the Disease Ontology's material basis (uric acid crystal deposits), nothing in name order."""
+    from agent.nodes.direct_answer import MAX_FACTS, facts_for
+
+    gout = {"id": "DOID:13189", "name": "gout", "type": "Disease", "method": "dictionary"}
+    text = "Too much uric acid in the blood, often with variants of SLC2A9, leads to gout."
+    evidence: list[EvidenceRec] = [{"id": "E:g1", "keyword_entity": "DOID:13189", "text": text}]
+    from graphs.stores.kg_facts import kg_facts
+
+    assert len(kg_facts(slice_kb.store, ["DOID:13189"], relations_for(["causes"]))) > MAX_FACTS
+    heading, facts = facts_for(slice_kb, Focus([gout], ["causes"]), evidence)  # type: ignore[list-item]
+    assert {f["entity_name"] for f in facts} == {"SLC2A9", "uric acid crystal deposits"}, heading
 
 
 def test_a_differential_question_lists_no_kg_facts_for_the_conditions_it_names(

@@ -41,6 +41,11 @@ MAX_FACTS = 6
 LONG_LIST = 20
 """A KG list longer than this is cut to the entities the retrieved passages also name, or left out: six of
 494 genes in name order is not an answer a clinician can use."""
+LONG_LISTS = {"causes": MAX_FACTS}
+"""Tighter cuts by asked aspect. Gene associations (mostly Hetionet's GWAS-derived ones) are many and
+unranked: six of gout's 19 (ABCG2; ALDH16A1; BCKDHA; CASP1 …) led "What causes gout?" above the passages'
+uric acid. Drug lists stay at :data:`LONG_LIST`: gout's seven curated drugs include allopurinol, which
+MedQuAD's gout page spells "allupurinol", so a passage cut would drop it."""
 SENTENCE_CHARS = 300
 DATASET_NAMES = {
     "pharmacotherapydb": "PharmacotherapyDB",
@@ -154,13 +159,17 @@ def facts_for(kb: KnowledgeBase, focus: Focus, evidence: list[EvidenceRec]) -> t
                 if f["focus_id"] == lead["focus_id"] and head_of[(f["focus_id"], f["entity_id"])] == lead_head
             ]
             heading = fact_heading(lead["focus_name"], label, "out" if lead_head else "in")
-            if len(ranked) > LONG_LIST:
+            if len(ranked) > LONG_LISTS.get(label, LONG_LIST):
                 # "Genes and causes the KG links to hypertension: ACT; CLU; INS … and 490 more" named no
                 # particular gene: from a long list only what the retrieved passages also name is shown.
-                named = [f for f in ranked if f["support"] > 0]
+                # A disease's material basis (Disease Ontology: gout -> uric acid crystal deposits) defines
+                # it, so it stays whether or not a passage words it the same way.
+                named = [f for f in ranked if f["support"] > 0 or f["relation"] == "has_material_basis_in"]
                 if not named:
                     continue
-                heading += f" (those the passages also name, of {len(ranked)} in the KG)"
+                heading += (
+                    f" (those the passages also name or the ontology defines, of {len(ranked)} in the KG)"
+                )
                 ranked = named
             return heading, ranked
     return "", []
