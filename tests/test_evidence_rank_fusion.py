@@ -40,6 +40,17 @@ def test_weights_grow_with_rarity_and_vanish_without_words() -> None:
     assert weights(0.5, fragments=0)[2] == 0.0 and weights(0.5, fragments=MIN_FRAGMENTS)[2] == 1.0
 
 
+def test_a_differential_is_not_scored_by_the_question_index_and_keeps_its_lexical_weight() -> None:
+    """A page's question names its subject; a differential's subject is unknown, so the index only matched
+    the named findings' pages ("What are the treatments for Cough?" for a child's barking cough and stridor:
+    evals/reports/differential_retrieval.md)."""
+    plain = fusion_weights(QueryFeatures(0.6, 12, 2, 2, True, True))
+    differential = fusion_weights(QueryFeatures(0.6, 12, 2, 2, True, True, differential=True))
+    assert plain.question_dense > 0.0
+    assert differential.question == differential.question_dense == 0.0
+    assert differential.lexical == plain.lexical and differential.use_fragments == plain.use_fragments
+
+
 def test_bm25_and_question_candidates_join_and_are_scored(slice_kb: KnowledgeBase) -> None:
     result = rank(slice_kb, "What is (are) Breast Cancer ?", top_k=10)
     origins = {o for e in result.evidence for o in e.origin}

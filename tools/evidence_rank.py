@@ -44,7 +44,7 @@ from langchain_core.tools import BaseTool
 from pydantic import BaseModel, Field
 
 from graphs.kb import KnowledgeBase
-from graphs.model.labels import specific_labels_asked
+from graphs.model.labels import asks_for_a_differential, specific_labels_asked
 from graphs.text.lexical_index import query_tokens
 from tools.common import as_langchain_tool, truncate
 from tools.evidence_candidates import (
@@ -328,8 +328,9 @@ def _weights(
 ) -> FusionWeights:
     """Fusion weights from the query's features, unless the caller fixed them."""
     tokens = len(query_tokens(query_text))
+    entities, differential = len(request.entity_ids), asks_for_a_differential(request.question)
     features = QueryFeatures(
-        rarity, tokens, len(request.entity_ids), n_fragments, has_questions, has_question_vectors
+        rarity, tokens, entities, n_fragments, has_questions, has_question_vectors, differential
     )
     weights = fusion_weights(features)
     lexical = weights.lexical if request.lexical_weight is None else request.lexical_weight

@@ -54,6 +54,15 @@ LEXICAL_WHEN_QUESTIONS = 0.5
 """Factor on the BM25 weight when the query matches some document's question (a consumer-style KB whose
 documents answer questions: the question index then carries the lexical signal, and passage BM25 on lay
 wording mostly matches the wrong passages)."""
+DIFFERENTIAL_QUESTION_INDEX = False
+"""Whether the question index scores a differential ("What is it likely to be?", graphs/model/labels.py
+``asks_for_a_differential``). It does not: a page's question names its subject ("What is (are) Croup?"),
+and a differential's subject is what is unknown, so the index matched the pages of the findings it names
+("What are the treatments for Cough?" 0.51 against croup's 0.14) and a child's barking cough and stridor
+never reached the croup page. On the 33 MedQA-USMLE differential items whose correct diagnosis has a page in
+the default KB (``python -m evals.differential_retrieval``, evals/reports/differential_retrieval.md), turning
+it off for them raised success@10 from 10 to 14 (each half of the items gained: 3 → 5 of 17, 7 → 9 of 16);
+success@1 went 5 → 4. Questions that are not differentials are unchanged."""
 MIN_FRAGMENTS = 1
 """The fragment rerank joins the semantic score only when the query has at least this many fragments:
 a one-fragment query is the whole question minus stop words, which only adds noise to its cosine."""
@@ -69,6 +78,7 @@ class QueryFeatures:
     fragments: int
     has_questions: bool
     has_question_vectors: bool = False
+    differential: bool = False
 
 
 @dataclass(frozen=True)
@@ -93,4 +103,6 @@ def fusion_weights(features: QueryFeatures) -> FusionWeights:
         lexical *= LEXICAL_WHEN_QUESTIONS
     question = QUESTION_WEIGHT if features.has_questions else 0.0
     dense = QUESTION_DENSE_WEIGHT if features.has_question_vectors else 0.0
+    if features.differential and not DIFFERENTIAL_QUESTION_INDEX:
+        question = dense = 0.0
     return FusionWeights(lexical, question, use_fragments, dense)
