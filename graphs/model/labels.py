@@ -181,7 +181,7 @@ def labels_asked(question: str) -> list[str]:
     question only reports ("newly diagnosed gout") is not asked (:data:`DESCRIBES_A_DIAGNOSIS`)."""
     q = DESCRIBES_A_DIAGNOSIS.sub(" ", question.lower())
     labels = [label for label, pattern in _CUE_PATTERNS.items() if pattern.search(q)]
-    if DIFFERENTIAL.search(q):
+    if asks_for_a_differential(q):
         labels = ["diagnosis", *(label for label in labels if label not in ("diagnosis", "causes"))]
     return labels
 

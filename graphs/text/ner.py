@@ -294,8 +294,8 @@ class DictionaryMatcher:
         found = self._automaton.get(normalise_term(term), None) if self._keys else None
         if found is None:
             return []
-        stripped = term.strip()
-        acronym = _is_all_caps(stripped) or (stripped.endswith("s") and _is_all_caps(stripped[:-1]))
+        surface = term.strip()
+        acronym = _is_all_caps(self._acronym_part(surface, normalise_term(surface), found[0]))
         return [*self._any_case[found[0]], *(self._caps_only[found[0]] if acronym else ())]
 
     def find(self, text: str, *, with_negation: bool = False) -> list[Mention]:
