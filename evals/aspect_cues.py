@@ -48,7 +48,11 @@ def main(argv: list[str] | None = None) -> int:
         "first 52 rows scored 31/52: treatment 7/10, diagnosis 4/9, mechanism 0/6, interactions 0/7. "
         'Rows 53-57 (2026-11-27) are a diagnosis the question only reports ("newly diagnosed gout"), '
         'which is not asked, beside two that do ask, and row 58 a differential worded "what is it likely '
-        'to be?"; before DESCRIBES_A_DIAGNOSIS and that wording the same 58 rows scored 54/58.',
+        'to be?"; before DESCRIBES_A_DIAGNOSIS and that wording the same 58 rows scored 54/58. Rows 59-63 '
+        '(2026-11-27, from a newcomer trial: "which blood thinner she should take and what bleeding risks '
+        'to expect") are a treatment asked as "should she take", and a treatment\'s bleeding risk, which is '
+        "a side effect and not a risk factor, beside one risk-factor question; before the 'should … take' "
+        "cue and HARM_OF_A_TREATMENT they scored 1/5.",
         "",
         "| aspect | read correctly |",
         "| --- | --- |",

@@ -101,9 +101,14 @@ diagnosed); any other may only take an inflection (-s, -es, -d, -ed, -ing), so "
 "testicular", and "gene" finds "genes" but not "generalized"."""
 
 
-PHRASE_CUES: dict[str, str] = {"mechanism": r"how (?:does|do|did) (?:\S+ ){1,4}work\b"}
-"""Cues that hold the subject inside a phrase ("how does metformin work?"), which a cue word cannot say:
-regular expressions, matched at a word start like the cue words of the same label."""
+PHRASE_CUES: dict[str, str] = {
+    "mechanism": r"how (?:does|do|did) (?:\S+ ){1,4}work\b",
+    "treatment": r"(?:should (?:i|he|she|we|they|you)|(?:i|he|she|we|they|you) should) (?:be )?"
+    r"(?:take|taking|start|be on)\b",
+}
+"""Cues that hold the subject inside a phrase ("how does metformin work?", "which blood thinner should she
+take?"), which a cue word cannot say: regular expressions, matched at a word start like the cue words of the
+same label."""
 
 
 def _cue_pattern(cues: tuple[str, ...], phrase: str | None = None) -> re.Pattern[str]:
@@ -175,11 +180,21 @@ def asks_for_a_differential(question: str) -> bool:
     return bool(DIFFERENTIAL.search(question.lower()))
 
 
+HARM_OF_A_TREATMENT = re.compile(
+    r"\b(?:bleeding|haemorrhage|hemorrhage) risks?\b|\brisks? of (?:bleeding|haemorrhage|hemorrhage)\b"
+)
+"""A harm a treatment may do ("what bleeding risks to expect" on a blood thinner): a side effect, not who is
+at risk of the disease — the atrial-fibrillation question was read as "risk factors" and shown "Who is at
+risk for Atrial Fibrillation?" passages."""
+
+
 def labels_asked(question: str) -> list[str]:
     """Labels a question asks about, by cue words, in a stable order (may be empty). A differential
     ("what could cause this?") asks for a diagnosis: it is read as diagnosis, not causes. A diagnosis the
-    question only reports ("newly diagnosed gout") is not asked (:data:`DESCRIBES_A_DIAGNOSIS`)."""
+    question only reports ("newly diagnosed gout") is not asked (:data:`DESCRIBES_A_DIAGNOSIS`), and a
+    treatment's bleeding risk is a side effect (:data:`HARM_OF_A_TREATMENT`)."""
     q = DESCRIBES_A_DIAGNOSIS.sub(" ", question.lower())
+    q = HARM_OF_A_TREATMENT.sub(" side effects ", q)
     labels = [label for label, pattern in _CUE_PATTERNS.items() if pattern.search(q)]
     if asks_for_a_differential(q):
         labels = ["diagnosis", *(label for label in labels if label not in ("diagnosis", "causes"))]
