@@ -202,3 +202,32 @@ def test_a_kg_verdict_follows_a_pronoun_to_the_subject_it_stands_for(consultant:
     claims = _check(consultant, reply)["reply_check"]["claims"]
     assert claims[1]["question"].lower().startswith("is sickle cell anemia inherited")
     assert claims[1]["verdict"] == "contradicted" and claims[1]["decided_by"] == "knowledge graph"
+
+
+def test_a_claim_that_names_no_disease_is_checked_as_about_the_one_the_reply_names(
+    consultant: Consultant,
+) -> None:
+    reply = (
+        "Colleague says: sickle cell anemia is a blood disorder, so antibiotics are the first-line "
+        "treatment and steroids do not help."
+    )
+    answer = _check(consultant, reply)
+    first, *rest = answer["reply_check"]["claims"]
+    assert not first.get("context_carried") and "sickle cell anemia" in first["question"].lower()
+    assert [c["question"] for c in rest] == [
+        "Are antibiotics the first-line treatment in sickle cell anemia?",
+        "Do steroids help in sickle cell anemia?",
+    ]
+    assert all(c["context_carried"] for c in rest) and [c["text"] for c in rest] == [
+        "antibiotics are the first-line treatment",
+        "steroids do not help",
+    ]
+    line = next(line for line in answer["text"].splitlines() if line.startswith("2. "))
+    assert "the disease an earlier claim names" in line
+
+
+def test_a_claim_that_names_its_own_disease_keeps_its_question(consultant: Consultant) -> None:
+    reply = "Colleague says: sickle cell anemia is a blood disorder. Gout is caused by uric acid crystals."
+    claims = _check(consultant, reply)["reply_check"]["claims"]
+    assert len(claims) == 2 and not any(c.get("context_carried") for c in claims)
+    assert "gout" in claims[1]["question"].lower() and "sickle" not in claims[1]["question"].lower()

@@ -38,6 +38,7 @@ from graphs.vectors.claim_checker import (
 )
 from graphs.vectors.reader import ReaderUnavailable
 from tools.evidence_rank import EvidenceRankRequest, evidence_rank
+from tools.ner_link import NerLinkRequest, ner_link
 
 MAX_CLAIMS = 8
 """Claims checked per reply; the rest are counted and named as not checked (a 50-claim paste stays fast)."""
@@ -105,6 +106,36 @@ def decide_by_kg(deps: ConsultDeps, claim: Claim, record: ClaimVerdictRec) -> li
     record["chain_ids"] = [c["id"] for c in chains]
     record["kg_facts"] = [f"{fact.text} ({fact.source.replace('|', ', ')})" for fact in found.facts]
     return chains
+
+
+def named_condition(deps: ConsultDeps, question: str) -> str | None:
+    """The first disease a claim's question names, as written there (dictionary links only)."""
+    result = ner_link(deps.kb, NerLinkRequest(texts=[question], use_embeddings=False))
+    mentions = [
+        m for e in result.entities if e.type == "Disease" for m in e.mentions if m.source == "question"
+    ]
+    return min(mentions, key=lambda m: m.start).surface if mentions else None
+
+
+def in_reply_context(deps: ConsultDeps, claims: list[Claim]) -> list[tuple[Claim, bool]]:
+    """Each claim, a claim that names no disease checked as about the last disease an earlier claim named.
+
+    Why: a reply says its subject once — "croup is caused by bacteria, so antibiotics are the first-line
+    treatment and steroids do not help" — and its later claims, split apart, lost it: "Do steroids help?"
+    was read against a psoriasis passage. The claim as shown stays the colleague's words; the question the
+    checker and the retrieval read becomes "Do steroids help in croup?", and the line says so.
+    """
+    out: list[tuple[Claim, bool]] = []
+    condition: str | None = None
+    for claim in claims:
+        named = named_condition(deps, claim.question)
+        if named is not None or condition is None:
+            condition = named or condition
+            out.append((claim, False))
+            continue
+        question = claim.question.rstrip().rstrip("?").rstrip()
+        out.append((claim.model_copy(update={"question": f"{question} in {condition}?"}), True))
+    return out
 
 
 def check_claim(
@@ -183,8 +214,9 @@ def check_reply(
     seeds = [e["id"] for e in turn_evidence[:SEED_PASSAGES]]
     cited: dict[str, EvidenceRec] = {}
     chains: dict[str, ChainRec] = {}
-    for claim in parts.claims:
+    for claim, carried in in_reply_context(deps, parts.claims):
         record, passages = check_claim(deps, checker, claim, seeds)
+        record["context_carried"] = carried
         if record["verdict"] == NONE_WORD:
             chains.update((c["id"], c) for c in decide_by_kg(deps, claim, record))
         table["claims"].append(record)
@@ -304,6 +336,8 @@ def reply_check_lines(table: ReplyCheckRec) -> list[str]:
             notes.append(
                 f"checked as \u201c{claim['question']}\u201d and the answer reversed, as the claim denies it"
             )
+        elif claim.get("context_carried"):
+            notes.append(f"checked as \u201c{claim['question']}\u201d, the disease an earlier claim names")
         if claim.get("hedged"):
             notes.append("the claim is hedged")
         if notes:
