@@ -16,6 +16,7 @@ text starts with those lines, and the renderers may lay the fields out themselve
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict
 from typing import cast
 
@@ -38,6 +39,20 @@ from graphs.model.labels import RELATIONS_FOR_LABEL, asks_for_a_differential, re
 from graphs.stores.kg_facts import KGFact, kg_facts
 
 MAX_FACTS = 6
+CONDITION_TYPES = frozenset({"Disease", "Phenotype", "Symptom"})
+NAMES_A_CONDITION = re.compile(
+    r"\b(?:infections?|diseases?|disorders?|syndromes?|cancers?|tumou?rs?|[a-z]{3,}itis|pain|fevers?|failure"
+    r"|pregnan\w*)\b",
+    re.I,
+)
+"""Words that name a condition the question is about even when the linker finds no entity for it
+("a bladder infection", "her arthritis")."""
+ASKS_WHICH_CONDITION = re.compile(
+    r"\b(?:which|what|any|other)\s+(?:\w+\s+)?(?:infections?|diseases?|disorders?|syndromes?|cancers?"
+    r"|tumou?rs?|conditions?)\b",
+    re.I,
+)
+"""A condition word that is the answer asked for ("… used for treatment of which disease?"), not one named."""
 LONG_LIST = 20
 """A KG list longer than this is cut to the entities the retrieved passages also name, or left out: six of
 494 genes in name order is not an answer a clinician can use."""
@@ -130,8 +145,40 @@ def fact_heading(focus_name: str, label: str, direction: str) -> str:
     return HEADINGS[(label, direction)].format(focus=focus_name)
 
 
-def facts_for(kb: KnowledgeBase, focus: Focus, evidence: list[EvidenceRec]) -> tuple[str, list[KGFactRec]]:
-    """(heading, ranked fact records) for the first asked aspect that has KG facts for the focus."""
+def conditions_asked_about(state: ConsultState, focus: Focus) -> set[str] | None:
+    """``None`` when the question asks about a drug in general ("what is ciprofloxacin used for?"); else
+    the ids of the conditions the turn linked (maybe none), because the question names a condition or a
+    situation — an infection, a disease, pregnancy — and asks whether the drug fits *that* one.
+
+    Why: a drug's list of indications answers only the general question. Above "we prescribed ciprofloxacin
+    for a bladder infection at 10 weeks' pregnancy — was that right?" it read "Conditions the KG lists
+    Ciprofloxacin for: chronic obstructive pulmonary disease; dyspepsia; heartburn", the first thing a
+    clinician saw and nothing to do with the decision."""
+    turn = set(state.get("turn_entity_ids", []))
+    linked = {
+        e["id"] for e in state.get("entities", []) if e["id"] in turn and e.get("type") in CONDITION_TYPES
+    }
+    question = ASKS_WHICH_CONDITION.sub(" ", search_question(state))
+    if linked or NAMES_A_CONDITION.search(question) or "pregnancy" in focus.asked:
+        return linked
+    return None
+
+
+def answers_the_aspect(label: str, fact: KGFact, conditions: set[str] | None) -> bool:
+    """Whether a fact of the focus answers the asked ``label``: its direction has a heading, and a drug's
+    indication is one of ``conditions`` when the question names some (:func:`conditions_asked_about`)."""
+    if (label, "out" if fact.focus_is_head else "in") not in HEADINGS:
+        return False
+    if label == "treatment" and fact.focus_is_head and conditions is not None:
+        return fact.entity_id in conditions
+    return True
+
+
+def facts_for(
+    kb: KnowledgeBase, focus: Focus, evidence: list[EvidenceRec], conditions: set[str] | None = None
+) -> tuple[str, list[KGFactRec]]:
+    """(heading, ranked fact records) for the first asked aspect that has KG facts for the focus; a drug's
+    indications only for ``conditions`` when the question names some (:func:`conditions_asked_about`)."""
     for label in focus.asked:
         rels = relations_for([label])
         # Only the directions that answer the asked aspect: "X -has_phenotype-> hypothyroidism" names
@@ -140,7 +187,7 @@ def facts_for(kb: KnowledgeBase, focus: Focus, evidence: list[EvidenceRec]) -> t
         facts = [
             f
             for f in kg_facts(kb.store, [e["id"] for e in focus.entities], rels)
-            if (label, "out" if f.focus_is_head else "in") in HEADINGS
+            if answers_the_aspect(label, f, conditions)
         ]
         if facts:
             # One heading fits one focus entity in one direction ("Drugs the KG lists for gout" must not
@@ -220,7 +267,9 @@ def compose_direct_answer(
     """The direct-answer record and the chain records of its facts (to merge into the consult's chains)."""
     evidence = state.get("evidence", [])
     differential = asks_for_a_differential(search_question(state))
-    heading, ranked = ("", []) if differential else facts_for(kb, focus, evidence)
+    heading, ranked = (
+        ("", []) if differential else facts_for(kb, focus, evidence, conditions_asked_about(state, focus))
+    )
     shown = ranked[:MAX_FACTS]
     sentences: list[KeySentenceRec] = []
     if sufficient:
