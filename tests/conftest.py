@@ -18,7 +18,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from langgraph.checkpoint.memory import InMemorySaver
 
+from agent.consult import Consultant
 from evals.kb_cache import BUILDER_FILES
 from graphs.building.builder import BuildConfig, build_kb
 from graphs.building.default_kb import shipped_embedding_caches
@@ -82,6 +84,13 @@ def slice_kb(slice_kb_root: Path) -> Iterator[KnowledgeBase]:
     kb = KnowledgeBase.open(slice_kb_root)
     yield kb
     kb.close()
+
+
+@pytest.fixture()
+def consultant(slice_kb: KnowledgeBase, slice_kb_root: Path, tmp_path: Path) -> Consultant:
+    """An offline consultant on the slice KB, its consults kept in memory (one per test)."""
+    settings = Settings(kb_dir=slice_kb_root, data_dir=tmp_path, llm_enabled=False)
+    return Consultant(settings, kb=slice_kb, checkpointer=InMemorySaver(), use_llm=False)
 
 
 @pytest.fixture()

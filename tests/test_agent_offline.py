@@ -7,11 +7,9 @@ KB does not cover ends "insufficient", and bad input is refused with a message a
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
-from langgraph.checkpoint.memory import InMemorySaver
 
 from agent.citations import cited_ids
 from agent.consult import MAX_INPUT_CHARS, Consultant, TurnResult
@@ -21,8 +19,6 @@ from agent.frontends.render import distinct_sources
 from agent.nodes.retrieval import search_question
 from agent.nodes.turn import mcq_options
 from agent.sessions import thread_config
-from graphs.kb import KnowledgeBase
-from graphs.model.settings import Settings
 
 CARBURETOR = "What is the best treatment for a broken carburetor in a 1972 Volkswagen?"
 GOUT = "DOID:13189"
@@ -38,12 +34,6 @@ NODE_EVENTS = {
     "execute_tools": "execute_tools",
     "answer": "answer",
 }
-
-
-@pytest.fixture()
-def consultant(slice_kb: KnowledgeBase, slice_kb_root: Path, tmp_path: Path) -> Consultant:
-    settings = Settings(kb_dir=slice_kb_root, data_dir=tmp_path, llm_enabled=False)
-    return Consultant(settings, kb=slice_kb, checkpointer=InMemorySaver(), use_llm=False)
 
 
 def steps(result: TurnResult, name: str) -> list[dict[str, Any]]:

@@ -6,18 +6,14 @@ from __future__ import annotations
 
 import io
 import re
-from pathlib import Path
 from typing import Any
 
 import pytest
-from langgraph.checkpoint.memory import InMemorySaver
 from rich.console import Console
 
 from agent.consult import Consultant
 from agent.frontends.answer_view import compact_body, short_answer, shorten, single_bullets
 from agent.frontends.render import consult_markdown, print_answer
-from graphs.kb import KnowledgeBase
-from graphs.model.settings import Settings
 
 LONG = (
     "Insulin therapy is needed when diet and oral medicines no longer keep blood glucose in the target range "
@@ -89,12 +85,6 @@ def test_the_compact_view_keeps_the_lead_and_few_passages_and_full_shows_all() -
 def test_short_answer_is_one_line_with_the_status() -> None:
     recap = short_answer(answer_of(f"**Retrieved evidence (offline)**\n\n### Treatment\n- {LONG} [E:aaa111]"))
     assert recap.startswith("answered · Insulin therapy") and "[E:" not in recap and "\n" not in recap
-
-
-@pytest.fixture()
-def consultant(slice_kb: KnowledgeBase, slice_kb_root: Path, tmp_path: Path) -> Consultant:
-    settings = Settings(kb_dir=slice_kb_root, data_dir=tmp_path, llm_enabled=False)
-    return Consultant(settings, kb=slice_kb, checkpointer=InMemorySaver(), use_llm=False)
 
 
 def test_a_real_consult_is_compact_with_chain_text_and_cited_sources_only(consultant: Consultant) -> None:

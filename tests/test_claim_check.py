@@ -9,14 +9,12 @@ import shutil
 from pathlib import Path
 
 import pytest
-from langgraph.checkpoint.memory import InMemorySaver
 
 from agent.consult import Consultant
 from agent.nodes import claim_check
 from agent.nodes.claim_check import REPLY_CHECK_HEADING, judge, reply_status
 from agent.nodes.claim_kg import kg_verdict
 from graphs.kb import KnowledgeBase
-from graphs.model.settings import Settings
 from graphs.vectors.claim_checker import (
     CONTRADICTED,
     SHIPPED_CLAIMS_DIR,
@@ -26,12 +24,6 @@ from graphs.vectors.claim_checker import (
     get_claim_checker,
 )
 from graphs.vectors.reader import ReaderUnavailable
-
-
-@pytest.fixture()
-def consultant(slice_kb: KnowledgeBase, slice_kb_root: Path, tmp_path: Path) -> Consultant:
-    settings = Settings(kb_dir=slice_kb_root, data_dir=tmp_path, llm_enabled=False)
-    return Consultant(settings, kb=slice_kb, checkpointer=InMemorySaver(), use_llm=False)
 
 
 def _check(consultant: Consultant, reply: str) -> dict:

@@ -8,10 +8,7 @@ only a few passages labelled as not answering.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-from langgraph.checkpoint.memory import InMemorySaver
 
 from agent.citations import cited_ids
 from agent.consult import Consultant
@@ -24,7 +21,6 @@ from agent.sessions import thread_config
 from agent.state import EvidenceRec
 from graphs.kb import KnowledgeBase
 from graphs.model.labels import relations_for, specific_labels_asked
-from graphs.model.settings import Settings
 from graphs.stores.kg_facts import fact_chain_id, kg_facts
 from tools.reasoning_chain import ReasoningChainRequest, chain_id, reasoning_chain
 
@@ -32,12 +28,6 @@ FIRST_LINE = "What is the first-line medicine for type 2 diabetes?"
 SIDE_EFFECTS = "What are the common side effects of metformin?"
 METFORMIN = "DRUGBANK:DB00331"
 T2D = "DOID:9352"
-
-
-@pytest.fixture()
-def consultant(slice_kb: KnowledgeBase, slice_kb_root: Path, tmp_path: Path) -> Consultant:
-    settings = Settings(kb_dir=slice_kb_root, data_dir=tmp_path, llm_enabled=False)
-    return Consultant(settings, kb=slice_kb, checkpointer=InMemorySaver(), use_llm=False)
 
 
 def test_first_line_medicine_names_metformin_with_a_chain_citation_before_any_passage(

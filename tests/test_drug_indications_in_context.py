@@ -9,27 +9,17 @@ naming a linked condition keeps only the drug's fact for it.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-from langgraph.checkpoint.memory import InMemorySaver
 
 from agent.consult import Consultant
 from agent.nodes.direct_answer import answers_the_aspect
 from graphs.kb import KnowledgeBase
 from graphs.model.labels import relations_for
-from graphs.model.settings import Settings
 from graphs.stores.kg_facts import kg_facts
 
 HEADING = "Conditions the KG lists Metformin for"
 T2D = "DOID:9352"
 METFORMIN = "DRUGBANK:DB00331"
-
-
-@pytest.fixture()
-def consultant(slice_kb: KnowledgeBase, slice_kb_root: Path, tmp_path: Path) -> Consultant:
-    settings = Settings(kb_dir=slice_kb_root, data_dir=tmp_path, llm_enabled=False)
-    return Consultant(settings, kb=slice_kb, checkpointer=InMemorySaver(), use_llm=False)
 
 
 def test_the_general_question_lists_what_the_kg_gives_the_drug_for(consultant: Consultant) -> None:

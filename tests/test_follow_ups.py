@@ -8,11 +8,9 @@ answer shows are its own turn's, never an earlier turn's again.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
-from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.runtime import Runtime
 
 from agent.citations import cited_ids
@@ -24,15 +22,8 @@ from agent.nodes.retrieval import UNRESOLVED_REFERENCE, make_ner_link, search_qu
 from agent.sessions import thread_config
 from agent.state import ConsultState, EntityRec
 from graphs.kb import KnowledgeBase
-from graphs.model.settings import Settings
 
 GOUT, ASTHMA, ALLOPURINOL = "DOID:13189", "DOID:2841", "DRUGBANK:DB00437"
-
-
-@pytest.fixture()
-def consultant(slice_kb: KnowledgeBase, slice_kb_root: Path, tmp_path: Path) -> Consultant:
-    settings = Settings(kb_dir=slice_kb_root, data_dir=tmp_path, llm_enabled=False)
-    return Consultant(settings, kb=slice_kb, checkpointer=InMemorySaver(), use_llm=False)
 
 
 def link_step(result: TurnResult) -> dict[str, Any]:

@@ -4,24 +4,15 @@ the answer says plainly that the evidence does not decide and shows each option'
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import pytest
-from langgraph.checkpoint.memory import InMemorySaver
 
 from agent.consult import Consultant
 from agent.deps import ConsultDeps
 from agent.nodes import mcq
 from graphs.kb import KnowledgeBase
-from graphs.model.settings import Settings
 
 MCQ = "Which drug lowers uric acid in gout?\nA. Allopurinol\nB. Ibuprofen\nC. Prednisone\nD. Colchicine"
-
-
-@pytest.fixture()
-def consultant(slice_kb: KnowledgeBase, slice_kb_root: Path, tmp_path: Path) -> Consultant:
-    settings = Settings(kb_dir=slice_kb_root, data_dir=tmp_path, llm_enabled=False)
-    return Consultant(settings, kb=slice_kb, checkpointer=InMemorySaver(), use_llm=False)
 
 
 def test_an_exam_question_gets_per_option_evidence_and_no_unsupported_pick(consultant: Consultant) -> None:
