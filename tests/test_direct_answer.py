@@ -195,6 +195,16 @@ def test_a_list_lead_in_is_one_key_sentence_with_its_items_and_a_bare_lead_in_is
     assert texts[0] == "Hypothyroidism has many symptoms that can vary from person to person."
 
 
+def test_a_section_title_run_into_its_first_sentence_is_shown_once() -> None:
+    assert readable("Early Symptoms Early symptoms of Parkinson's disease are subtle.") == (
+        "Early symptoms of Parkinson's disease are subtle."
+    )
+    assert readable("Gout Treatment Gout treatment relieves pain.") == "Gout treatment relieves pain."
+    assert readable("Outlook Outlook is good.") == "Outlook is good."
+    assert readable("Signs of gout include swelling.") == "Signs of gout include swelling."
+    assert readable("That that is, is.") == "That that is, is."  # a repeated word inside a sentence stays
+
+
 def test_kg_facts_under_a_heading_answer_the_asked_direction(
     consultant: Consultant, slice_kb: KnowledgeBase
 ) -> None:

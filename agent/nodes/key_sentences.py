@@ -82,7 +82,19 @@ def readable(sentence: str) -> str:
     if len(parts) > 1:
         joint = ": " if parts[0].endswith(":") else " "
         return parts[0].rstrip(":") + joint + ", ".join(p.lstrip("-•* ").strip() for p in parts[1:])
-    return re.sub(r"^(?:[-•*]\s+)+", "", " ".join(sentence.split()))  # shown as a bullet: no "- - item"
+    flat = re.sub(r"^(?:[-•*]\s+)+", "", " ".join(sentence.split()))  # shown as a bullet: no "- - item"
+    return without_repeated_heading(flat)
+
+
+def without_repeated_heading(text: str) -> str:
+    """The sentence without a heading it then repeats: MedQuAD runs a section title into its first sentence
+    ("Early Symptoms Early symptoms of Parkinson's disease are subtle …"), shown once."""
+    words = text.split(" ")
+    for k in range(1, 7):
+        both_start = len(words) > 2 * k and words[0][:1].isupper() and words[k][:1].isupper()
+        if both_start and [w.lower() for w in words[:k]] == [w.lower() for w in words[k : 2 * k]]:
+            return " ".join(words[k:])
+    return text
 
 
 def states_something(sentence: str) -> bool:
