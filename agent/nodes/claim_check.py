@@ -322,7 +322,7 @@ def reply_check_lines(table: ReplyCheckRec) -> list[str]:
             line += (
                 ": no retrieved passage decides it at the calibrated precision"
                 if closest
-                else ": no retrieved passage bears on it"
+                else ": the claim checker read no retrieved passage as deciding it"
             )
             if closest:
                 quote, cited = _quote(closest["quote"]), closest["evidence_id"]
