@@ -52,7 +52,10 @@ def main(argv: list[str] | None = None) -> int:
         '(2026-11-27, from a newcomer trial: "which blood thinner she should take and what bleeding risks '
         'to expect") are a treatment asked as "should she take", and a treatment\'s bleeding risk, which is '
         "a side effect and not a risk factor, beside one risk-factor question; before the 'should … take' "
-        "cue and HARM_OF_A_TREATMENT they scored 1/5.",
+        "cue and HARM_OF_A_TREATMENT they scored 1/5. Rows 64-67 (2026-11-27) are cases that report a test "
+        "or an examination and ask something else, beside one that asks which tests show; before "
+        "REPORTED_FINDINGS they scored 1/4 (it changes the reading of 482 of the 1,026 MedQA-USMLE test "
+        "stems and of no question of the dev, calibration or BioASQ sets).",
         "",
         "| aspect | read correctly |",
         "| --- | --- |",

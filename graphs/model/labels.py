@@ -188,12 +188,30 @@ at risk of the disease — the atrial-fibrillation question was read as "risk fa
 risk for Atrial Fibrillation?" passages."""
 
 
+REPORTED_FINDINGS = re.compile(
+    r"(?<!which )(?<!what )\b(?:(?:rapid|blood|urine|stool|laboratory|lab|skin|genetic|pregnancy|physical"
+    r"|pelvic|neurologic|neurological|abdominal|cardiac|eye|rectal) )?"
+    r"(?:tests?|testing|exam|examination|screen|screening|imaging|biopsy|biopsies)"
+    r"\s+(?:is|was|were|are|came back|shows?|showed|reveals?|revealed"
+    r"|demonstrates?"
+    r"|demonstrated|finds|found|confirms?|confirmed|results?)\b"
+    r"|\bon (?:physical )?exam(?:ination)?\b"
+    r"|\b(?:presents|presented|presenting) (?:to|with|for)\b|\bcomplain(?:s|ed|ing) of\b"
+)
+"""What a case reports ("Rapid strep test is positive", "physical examination shows", "presents with",
+"complains of"), which is not what it asks: a strep-throat case asking for treatment was read as asking for
+diagnosis too, and a third of MedQA-USMLE stems carried a diagnosis or symptoms aspect from their findings.
+"Which test confirms …?" stays a diagnosis question."""
+
+
 def labels_asked(question: str) -> list[str]:
     """Labels a question asks about, by cue words, in a stable order (may be empty). A differential
     ("what could cause this?") asks for a diagnosis: it is read as diagnosis, not causes. A diagnosis the
-    question only reports ("newly diagnosed gout") is not asked (:data:`DESCRIBES_A_DIAGNOSIS`), and a
-    treatment's bleeding risk is a side effect (:data:`HARM_OF_A_TREATMENT`)."""
+    question only reports ("newly diagnosed gout") is not asked (:data:`DESCRIBES_A_DIAGNOSIS`), nor are the
+    findings a case reports (:data:`REPORTED_FINDINGS`), and a treatment's bleeding risk is a side effect
+    (:data:`HARM_OF_A_TREATMENT`)."""
     q = DESCRIBES_A_DIAGNOSIS.sub(" ", question.lower())
+    q = REPORTED_FINDINGS.sub(" ", q)
     q = HARM_OF_A_TREATMENT.sub(" side effects ", q)
     labels = [label for label, pattern in _CUE_PATTERNS.items() if pattern.search(q)]
     if asks_for_a_differential(q):
