@@ -216,6 +216,8 @@ def test_a_claim_that_names_no_disease_is_checked_as_about_the_one_the_reply_nam
     ]
     line = next(line for line in answer["text"].splitlines() if line.startswith("2. "))
     assert "the disease an earlier claim names" in line
+    # The passages under the verdicts are what was retrieved, not necessarily about the reply's subject.
+    assert "### Other passages retrieved for the reply" in answer["text"]
 
 
 def test_a_claim_that_names_its_own_disease_keeps_its_question(consultant: Consultant) -> None:

@@ -108,8 +108,8 @@ def extractive_text(
         closest = evidence[:CLOSEST_SHOWN]
         if closest:
             lines.append(
-                "### Other passages about the reply's subject"
-                if claims_judged
+                "### Other passages retrieved for the reply"  # not "about its subject": a croup reply's were
+                if claims_judged  # about antibiotics for urinary infections
                 else "### Closest passages (not judged to answer the question)"
             )
             lines += [f"- {clip(e['text'], PASSAGE_CHARS)} [{e['id']}]" for e in closest]
