@@ -55,7 +55,11 @@ def main(argv: list[str] | None = None) -> int:
         "cue and HARM_OF_A_TREATMENT they scored 1/5. Rows 64-67 (2026-11-27) are cases that report a test "
         "or an examination and ask something else, beside one that asks which tests show; before "
         "REPORTED_FINDINGS they scored 1/4 (it changes the reading of 482 of the 1,026 MedQA-USMLE test "
-        "stems and of no question of the dev, calibration or BioASQ sets).",
+        "stems and of no question of the dev, calibration or BioASQ sets). Rows 68-70 (2026-11-27) ask about "
+        '"ibuprofen while on warfarin" (interactions), beside "while pregnant", which does not; before the '
+        "phrase cue they scored 1/3 (it reads three MedicationQA interaction questions of "
+        "evals/data/sufficiency.jsonl as interactions, as that set labels them; their verdicts stay "
+        "insufficient).",
         "",
         "| aspect | read correctly |",
         "| --- | --- |",

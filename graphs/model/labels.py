@@ -105,10 +105,12 @@ PHRASE_CUES: dict[str, str] = {
     "mechanism": r"how (?:does|do|did) (?:\S+ ){1,4}work\b",
     "treatment": r"(?:should (?:i|he|she|we|they|you)|(?:i|he|she|we|they|you) should) (?:be )?"
     r"(?:take|taking|start|be on)\b",
+    "interactions": r"(?:take|taking|use|using|start|starting|give|giving) (?:\S+ ){1,3}(?:while|when) "
+    r"(?:on|taking|using)\b",
 }
 """Cues that hold the subject inside a phrase ("how does metformin work?", "which blood thinner should she
-take?"), which a cue word cannot say: regular expressions, matched at a word start like the cue words of the
-same label."""
+take?", "can I take ibuprofen while on warfarin?"), which a cue word cannot say: regular expressions,
+matched at a word start like the cue words of the same label."""
 
 
 def _cue_pattern(cues: tuple[str, ...], phrase: str | None = None) -> re.Pattern[str]:
