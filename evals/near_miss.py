@@ -20,22 +20,21 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import tempfile
 from pathlib import Path
 from typing import Any
 
 from agent.consult import Consultant
+from evals.answer_eval import plain
 from graphs.model.settings import Settings, load_settings
 
 REPO = Path(__file__).resolve().parent.parent
 QUESTIONS = REPO / "evals" / "data" / "near_miss.jsonl"
-CITATION = re.compile(r"\[(?:E|C):[^\]]*\]|\*\*")
 
 
 def shown_text(answer: dict[str, Any]) -> str:
     """The direct answer's lines as plain text (what a clinician reads first)."""
-    return " ".join(CITATION.sub("", line) for line in answer.get("direct", {}).get("lines", []))
+    return plain(answer.get("direct", {}).get("lines", []))
 
 
 def holds(text: str, answers: list[str]) -> bool:

@@ -30,6 +30,11 @@ from typing import Any
 
 import numpy as np
 
+from graphs.vectors.claim_checker import ClaimChecker
+from graphs.vectors.reader import READER_MANIFEST
+
+MAX_LENGTH = 192
+"""Word pieces per pair, as the shipped manifests record it (``max_length``)."""
 CHECK_PAIRS = 96
 """(question, passage) pairs scored by both models before a stripped file replaces a shipped one."""
 
@@ -95,7 +100,9 @@ def sample_pairs(n: int = CHECK_PAIRS) -> list[tuple[str, str]]:
     return pairs[:n]
 
 
-def same_scores(original: Path, stripped: Path, pairs: list[tuple[str, str]]) -> float:
+def same_scores(
+    original: Path, stripped: Path, pairs: list[tuple[str, str]], max_length: int = MAX_LENGTH
+) -> float:
     """The largest absolute difference between the two models' outputs on ``pairs`` (in batches of 32,
     sorted by length as the reader runs them)."""
     import onnxruntime
@@ -104,7 +111,7 @@ def same_scores(original: Path, stripped: Path, pairs: list[tuple[str, str]]) ->
     from graphs.vectors.embedding import ASSETS_DIR, pad_encodings
 
     tokenizer = Tokenizer.from_file(str(ASSETS_DIR / "tokenizer.json"))
-    tokenizer.enable_truncation(max_length=192, strategy="only_second")
+    tokenizer.enable_truncation(max_length=max_length, strategy="only_second")
     tokenizer.no_padding()
     encodings = sorted(tokenizer.encode_batch(pairs), key=lambda e: len(e.ids))
     sessions = [
@@ -144,7 +151,7 @@ def strip_shipped(model_dir: Path, manifest_name: str) -> str:
         removed = strip_file(model_file, candidate)
         if removed == 0:
             return f"{model_file}: no NaN guards, unchanged"
-        worst = same_scores(model_file, candidate, sample_pairs())
+        worst = same_scores(model_file, candidate, sample_pairs(), int(manifest["max_length"]))
         if worst != 0.0:
             raise SystemExit(f"{model_file}: stripped scores differ by up to {worst}; nothing written")
         os.replace(candidate, model_file)
@@ -163,7 +170,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("model_dirs", type=Path, nargs="+", help="e.g. data/reader data/claims")
     args = parser.parse_args(argv)
     for model_dir in args.model_dirs:
-        manifest = "claims.json" if (model_dir / "claims.json").exists() else "reader.json"
+        claims = (model_dir / ClaimChecker.MANIFEST).exists()
+        manifest = ClaimChecker.MANIFEST if claims else READER_MANIFEST
         print(strip_shipped(model_dir, manifest))
 
 

@@ -21,7 +21,7 @@ from langgraph.runtime import Runtime
 
 from agent.context import ConsultContext
 from agent.deps import ConsultDeps
-from agent.nodes.claim_kg import kg_verdict
+from agent.nodes.claim_kg import kg_verdict, named_disease
 from agent.nodes.common import emit, step
 from agent.nodes.direct_answer import one_hop_chain
 from agent.nodes.focus import sentences
@@ -38,7 +38,6 @@ from graphs.vectors.claim_checker import (
 )
 from graphs.vectors.reader import ReaderUnavailable
 from tools.evidence_rank import EvidenceRankRequest, evidence_rank
-from tools.ner_link import NerLinkRequest, ner_link
 
 MAX_CLAIMS = 8
 """Claims checked per reply; the rest are counted and named as not checked (a 50-claim paste stays fast)."""
@@ -108,15 +107,6 @@ def decide_by_kg(deps: ConsultDeps, claim: Claim, record: ClaimVerdictRec) -> li
     return chains
 
 
-def named_condition(deps: ConsultDeps, question: str) -> str | None:
-    """The first disease a claim's question names, as written there (dictionary links only)."""
-    result = ner_link(deps.kb, NerLinkRequest(texts=[question], use_embeddings=False))
-    mentions = [
-        m for e in result.entities if e.type == "Disease" for m in e.mentions if m.source == "question"
-    ]
-    return min(mentions, key=lambda m: m.start).surface if mentions else None
-
-
 def in_reply_context(deps: ConsultDeps, claims: list[Claim]) -> list[tuple[Claim, bool]]:
     """Each claim, a claim that names no disease checked as about the last disease an earlier claim named.
 
@@ -128,13 +118,13 @@ def in_reply_context(deps: ConsultDeps, claims: list[Claim]) -> list[tuple[Claim
     out: list[tuple[Claim, bool]] = []
     condition: str | None = None
     for claim in claims:
-        named = named_condition(deps, claim.question)
+        named = named_disease(deps.kb, claim.question)
+        condition = named or condition
         if named is not None or condition is None:
-            condition = named or condition
             out.append((claim, False))
-            continue
-        question = claim.question.rstrip().rstrip("?").rstrip()
-        out.append((claim.model_copy(update={"question": f"{question} in {condition}?"}), True))
+        else:
+            question = claim.question.rstrip().rstrip("?").rstrip()
+            out.append((claim.model_copy(update={"question": f"{question} in {condition}?"}), True))
     return out
 
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from graphs.kb import KnowledgeBase
 from graphs.stores.kg_facts import KGFact, kg_facts
-from tools.ner_link import NerLinkRequest, ner_link
+from tools.ner_link import NerLinkRequest, NerLinkResult, ner_link
 
 INHERITANCE = re.compile(
     r"\b(autosomal[ -](?:dominant|recessive)|x[ -]linked(?:[ -](?:dominant|recessive))?|mitochondrial|"
@@ -55,12 +55,28 @@ def _normal(pattern: str) -> str:
     return re.sub(r"[ -]+", " ", pattern.lower()).replace(" inheritance", "").strip()
 
 
+def link_claim(kb: KnowledgeBase, text: str) -> NerLinkResult:
+    """The entities a claim names, by dictionary (negated mentions included: the claim's own negation is
+    handled by the caller)."""
+    return ner_link(kb, NerLinkRequest(texts=[text], use_embeddings=False))
+
+
+def named_disease(kb: KnowledgeBase, text: str) -> str | None:
+    """The first disease a claim names, as written there."""
+    mentions = [
+        m
+        for e in link_claim(kb, text).entities
+        if e.type == "Disease"
+        for m in e.mentions
+        if m.source == "question"
+    ]
+    return min(mentions, key=lambda m: m.start).surface if mentions else None
+
+
 def _linked(kb: KnowledgeBase, text: str) -> dict[str, list[str]]:
-    """Entity ids by type that the calibrated linker finds in ``text`` (negated mentions included: the
-    claim's own negation is handled by the caller)."""
-    result = ner_link(kb, NerLinkRequest(texts=[text], use_embeddings=False))
+    """Entity ids by type that the linker finds in ``text``."""
     out: dict[str, list[str]] = {}
-    for entity in result.entities:
+    for entity in link_claim(kb, text).entities:
         out.setdefault(entity.type, []).append(entity.id)
     return out
 

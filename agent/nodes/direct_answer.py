@@ -34,12 +34,12 @@ from agent.state import (
     KGFactRec,
     NamedAnswerRec,
 )
+from graphs.building.hypergraph import DISEASE_TYPES
 from graphs.kb import KnowledgeBase
 from graphs.model.labels import RELATIONS_FOR_LABEL, asks_for_a_differential, relations_for
 from graphs.stores.kg_facts import KGFact, kg_facts
 
 MAX_FACTS = 6
-CONDITION_TYPES = frozenset({"Disease", "Phenotype", "Symptom"})
 NAMES_A_CONDITION = re.compile(
     r"\b(?:infections?|diseases?|disorders?|syndromes?|cancers?|tumou?rs?|[a-z]{3,}itis|pain|fevers?|failure"
     r"|pregnan\w*)\b",
@@ -156,7 +156,7 @@ def conditions_asked_about(state: ConsultState, focus: Focus) -> set[str] | None
     clinician saw and nothing to do with the decision."""
     turn = set(state.get("turn_entity_ids", []))
     linked = {
-        e["id"] for e in state.get("entities", []) if e["id"] in turn and e.get("type") in CONDITION_TYPES
+        e["id"] for e in state.get("entities", []) if e["id"] in turn and e.get("type") in DISEASE_TYPES
     }
     question = ASKS_WHICH_CONDITION.sub(" ", search_question(state))
     if linked or NAMES_A_CONDITION.search(question) or "pregnancy" in focus.asked:
