@@ -6,8 +6,8 @@ prompt's example labels and relations ("treatment, symptoms, causes, treats") an
 hypothesis ("Orphenadrine, Warfarin" for migraine) — although the calibrated rule found passages that answer
 the question. Every consult then ran three rounds and still answered "Insufficient evidence".
 
-The measurable rule (:func:`agent.nodes.sufficiency.rule_verdict`, precision of "answered" 42/42 held out) is
-the second opinion. When it finds the evidence sufficient, only a gap that is a gap *in answering this
+The measurable rule (:func:`agent.nodes.sufficiency_rule.rule_verdict`, precision of "answered" 42/42 held
+out) is the second opinion. When it finds the evidence sufficient, only a gap that is a gap *in answering this
 question* keeps the LLM's "insufficient":
 
 * an entity the **question itself names** (all its words are in the question) that the evidence does not

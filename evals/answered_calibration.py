@@ -9,7 +9,12 @@ into a calibration and a held-out part that never mix:
   MedicationQA dose / side-effect / interaction and non-medical questions (not answerable from it);
 * **BioASQ-style** — bioasq-dev (calibration) and bioasq-test (held out), each on its own snippet-pool KB;
   "answered correctly" = the direct answer as it would be shown (named answer + key sentences) holds a
-  gold exact answer or a sentence of a gold snippet.
+  gold exact answer or a sentence of a gold snippet;
+* **BioASQ near-misses** — the factoid and list questions of the same two sets, each on a copy of its pool
+  without the gold snippets and without any snippet naming an exact answer
+  (evals/datasets/near_miss_pools.py): the KB knows the subject, not the detail asked; same label (so an
+  "answered" there is right only if the answer still names a gold exact answer). Counted with the pool
+  questions for the BioASQ precision target, and reported on their own.
 
 Steps: (1) every question runs as a new offline consult with the rule deciding alone (no model yet), and the
 model's features are recorded (``agent.nodes.sufficiency.answered_inputs``, the agent's own code);
@@ -40,16 +45,20 @@ from scipy.optimize import minimize
 from agent.consult import Consultant
 from agent.deps import ConsultDeps
 from agent.nodes import answered
+from agent.nodes.asked_detail import shown_answer_misses_detail
 from agent.nodes.direct_answer import compose_direct_answer
 from agent.nodes.focus import question_focus
-from agent.nodes.sufficiency import answered_inputs, focus_and_answering, rule_verdict
+from agent.nodes.sufficiency import answered_inputs
+from agent.nodes.sufficiency_rule import focus_and_answering, rule_verdict
 from agent.sessions import thread_config
 from evals.answer_eval import plain
+from evals.answered_report import POOL_KINDS, TARGET_OOK, TARGET_P, answers, render, stats
+from evals.datasets.near_miss_pools import named_questions, near_miss_recipe
 from evals.datasets.registry import get_dataset
+from evals.datasets.snippet_pools import read_jsonl
 from evals.datasets.sufficiency import OUT as SUFFICIENCY
-from evals.kb_cache import DEFAULT_CACHE_DIR, open_task_kb
+from evals.kb_cache import DEFAULT_CACHE_DIR, KBRecipe, open_task_kb
 from evals.metrics.answers import exact_hit
-from evals.sufficiency_calibration import fmt_ci
 from graphs.kb import KnowledgeBase
 from graphs.model.settings import Settings, load_settings
 
@@ -60,8 +69,6 @@ BIOASQ_SETS = {
     "bioasq-dev": ("bioasq_dev.jsonl", "calibration"),
     "bioasq-test": ("bioasq_test.jsonl", "held_out"),
 }
-TARGET_P = 0.95
-TARGET_OOK = 0.90
 L2 = 1.0
 GRID = tuple(round(0.30 + 0.01 * i, 2) for i in range(70))
 
@@ -100,6 +107,7 @@ def consult_rows(
             {
                 **q,
                 **inputs[0],
+                "detail_missed": shown_answer_misses_detail(deps.kb, state, found[0]) is not None,
                 "answerable": label(q, state),
                 "status": result.answer.get("status"),
                 "seconds": result.seconds,
@@ -129,30 +137,57 @@ def collect(settings: Settings, kb_dir: Path, split: str | None = None) -> list[
                 continue
             spec = get_dataset(name)
             assert spec.recipe is not None
-            task = open_task_kb(spec.recipe(settings), DEFAULT_CACHE_DIR, settings.embedding_backend)
-            consultant = Consultant(
-                Settings(kb_dir=task.root, data_dir=Path(tmp), llm_enabled=False),
-                kb=task.kb,
-                checkpointer=InMemorySaver(),
-                use_llm=False,
-            )
-
-            def correct(q: dict[str, Any], state: dict[str, Any], kb: KnowledgeBase = task.kb) -> bool:
-                text, picked = shown_answer(kb, state)
-                g = gold[q["id"]]
-                snippets = [" ".join(s["text"].lower().split()) for s in g["snippets"]]
-                in_gold = any(" ".join(p.lower().split()) in s for p in picked for s in snippets)
-                exact = g["type"] in ("factoid", "list") and exact_hit(text, g.get("exact_answer"))
-                return bool(exact or in_gold)
-
             data = REPO / "evals" / "data" / file
-            questions = (
-                {"id": q["id"], "question": q["question"], "kind": "bioasq-pool", "split": part}
-                for q in map(json.loads, filter(str.strip, data.read_text(encoding="utf-8").splitlines()))
+            pools = (
+                (spec.recipe(settings), "bioasq-pool", read_jsonl(data)),
+                (
+                    near_miss_recipe(settings, f"{name}-near-miss", pool_corpus(data), data, gold),
+                    "bioasq-near-miss",
+                    named_questions(data),
+                ),
             )
-            rows += consult_rows(consultant, questions, correct)
-            task.kb.close()
+            for recipe, kind, asked in pools:
+                rows += pool_rows(settings, recipe, kind, part, asked, gold, Path(tmp))
     return rows
+
+
+def pool_corpus(questions: Path) -> Path:
+    """bioasq_dev.jsonl → bioasq_dev_corpus.jsonl: the snippet pool its questions are asked over."""
+    return questions.with_name(questions.stem + "_corpus.jsonl")
+
+
+def pool_rows(
+    settings: Settings,
+    recipe: KBRecipe,
+    kind: str,
+    part: str,
+    questions: list[dict[str, Any]],
+    gold: dict[str, dict[str, Any]],
+    data_dir: Path,
+) -> list[dict[str, Any]]:
+    """BioASQ questions as new offline consults on one pool KB; "answered correctly" = the direct answer as
+    shown holds a gold exact answer or a sentence of a gold snippet."""
+    task = open_task_kb(recipe, DEFAULT_CACHE_DIR, settings.embedding_backend)
+    consultant = Consultant(
+        Settings(kb_dir=task.root, data_dir=data_dir, llm_enabled=False),
+        kb=task.kb,
+        checkpointer=InMemorySaver(),
+        use_llm=False,
+    )
+
+    def correct(q: dict[str, Any], state: dict[str, Any]) -> bool:
+        text, picked = shown_answer(task.kb, state)
+        g = gold[q["id"]]
+        snippets = [" ".join(s["text"].lower().split()) for s in g["snippets"]]
+        in_gold = any(" ".join(p.lower().split()) in s for p in picked for s in snippets)
+        exact = g["type"] in ("factoid", "list") and exact_hit(text, g.get("exact_answer"))
+        return bool(exact or in_gold)
+
+    asked = ({"id": q["id"], "question": q["question"], "kind": kind, "split": part} for q in questions)
+    try:
+        return consult_rows(consultant, asked, correct)
+    finally:
+        task.kb.close()
 
 
 def fit(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -188,20 +223,6 @@ def probability(model: dict[str, Any], row: dict[str, Any]) -> float:
     return fitted.probability({n: float(row[n]) for n in model["features"]})
 
 
-def stats(rows: list[dict[str, Any]], decide: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
-    answered_rows = [r for r in rows if decide(r)]
-    tp = sum(1 for r in answered_rows if r["answerable"])
-    pos = sum(1 for r in rows if r["answerable"])
-    neg = [r for r in rows if not r["answerable"]]
-    return {
-        "answered": len(answered_rows),
-        "tp": tp,
-        "pos": pos,
-        "neg": len(neg),
-        "ook": sum(1 for r in neg if not decide(r)),
-    }
-
-
 def precise(s: dict[str, Any]) -> bool:
     return s["answered"] == 0 or s["tp"] / s["answered"] >= TARGET_P
 
@@ -211,10 +232,10 @@ def choose(rows: list[dict[str, Any]]) -> float:
     ``TARGET_P`` on the default-KB questions (MedQuAD-style and out-of-KB together: there a wrong "answered"
     is an out-of-KB question) and on the BioASQ pool questions each, and ≥ ``TARGET_OOK`` of the out-of-KB
     questions left insufficient."""
-    default_kb = [r for r in rows if r["kind"] != "bioasq-pool"]
-    pool = [r for r in rows if r["kind"] == "bioasq-pool"]
+    default_kb = [r for r in rows if r["kind"] not in POOL_KINDS]
+    pool = [r for r in rows if r["kind"] in POOL_KINDS]
     for t in GRID:
-        decide = lambda r, t=t: r["p"] >= t  # noqa: E731
+        decide = lambda r, t=t: answers(r, t)  # noqa: E731
         ook = stats([r for r in default_kb if not r["answerable"]], decide)
         if (
             precise(stats(default_kb, decide))
@@ -223,101 +244,6 @@ def choose(rows: list[dict[str, Any]]) -> float:
         ):
             return t
     return GRID[-1]
-
-
-def table(rows: list[dict[str, Any]], decisions: dict[str, Callable[[dict[str, Any]], bool]]) -> list[str]:
-    lines = [
-        '| questions | decision | answered | precision of "answered" [95 % Wilson] | recall of answerable | '
-        "out-of-KB left insufficient |",
-        "| --- | --- | --- | --- | --- | --- |",
-    ]
-    for group_name, group in (
-        ("MedQuAD-style + out-of-KB, default KB", [r for r in rows if r["kind"] != "bioasq-pool"]),
-        ("BioASQ, snippet-pool KB", [r for r in rows if r["kind"] == "bioasq-pool"]),
-    ):
-        for name, decide in decisions.items():
-            s = stats(group, decide)
-            ook = fmt_ci(s["ook"], s["neg"]) if s["neg"] else "—"
-            lines.append(
-                f"| {group_name} ({len(group)}) | {name} | {s['answered']} | "
-                f"{fmt_ci(s['tp'], s['answered'])} | {fmt_ci(s['tp'], s['pos'])} | {ook} |"
-            )
-    return lines
-
-
-def by_kind(rows: list[dict[str, Any]], decisions: dict[str, Callable[[dict[str, Any]], bool]]) -> list[str]:
-    lines = [
-        "| kind | answerable | " + " | ".join(decisions) + " |",
-        "| --- | --- |" + " --- |" * len(decisions),
-    ]
-    for kind in sorted({r["kind"] for r in rows}):
-        group = [r for r in rows if r["kind"] == kind]
-        cells = [f"{sum(1 for r in group if d(r))}/{len(group)}" for d in decisions.values()]
-        lines.append(f"| {kind} | {sum(1 for r in group if r['answerable'])} | " + " | ".join(cells) + " |")
-    return lines
-
-
-def render(
-    rows: list[dict[str, Any]], model: dict[str, Any], verified: list[dict[str, Any]], meta: str
-) -> str:
-    t = model["threshold"]
-    decisions: dict[str, Callable[[dict[str, Any]], bool]] = {
-        f"model p ≥ {t}": lambda r: r["p"] >= t,
-        "rule alone": lambda r: bool(r["rule"]),
-    }
-    cal = [r for r in rows if r["split"] == "calibration"]
-    held = [r for r in rows if r["split"] == "held_out"]
-    lines = [
-        '# The "answered" verdict: a calibrated model over the evidence reader and the rule (issue 18)',
-        "",
-        f"Generated by `python -m evals.answered_calibration` (evals/answered_calibration.py). {meta}",
-        "",
-        f"Fitted on the calibration rows ({len(cal)}: sufficiency.jsonl calibration half on the default KB, "
-        'bioasq-dev on its pool KB); threshold = the lowest whose calibration precision of "answered" is '
-        f"≥ {TARGET_P} on the default-KB questions (MedQuAD-style and out-of-KB) and on the BioASQ ones "
-        f"each, with ≥ {TARGET_OOK} of out-of-KB "
-        f"questions left insufficient: **{t}**. Held out: {len(held)} (sufficiency.jsonl held-out half, "
-        "bioasq-test), never used to fit or choose.",
-        "",
-        "## Held out (offline replay of the features; the rule decided the rounds)",
-        "",
-        *table(held, decisions),
-        "",
-    ]
-    if verified:
-        lines += [
-            "## Held out, as shipped (each question rerun with the model deciding in the loop)",
-            "",
-            *table(verified, {"model in the loop": lambda r: r["status"] == "answered"}),
-            "",
-            *by_kind(verified, {"answered (shipped)": lambda r: r["status"] == "answered"}),
-            "",
-        ]
-    lines += [
-        "## Calibration half",
-        "",
-        *table(cal, decisions),
-        "",
-        "## Held out by kind (offline replay)",
-        "",
-        *by_kind(held, decisions),
-        "",
-        "## The model (data/reader/answered.json)",
-        "",
-        "| feature | mean | scale | weight |",
-        "| --- | --- | --- | --- |",
-        *(
-            f"| {n} | {m} | {s} | {w} |"
-            for n, m, s, w in zip(
-                model["features"], model["means"], model["scales"], model["weights"], strict=True
-            )
-        ),
-        f"| (bias) | | | {model['bias']} |",
-        "",
-        "Features are defined in agent/nodes/answered.py (`answered_features`); `rule` is the offline rule's "
-        "own verdict, so the model can only add to what the rule's features say when the reader agrees.",
-    ]
-    return "\n".join(lines) + "\n"
 
 
 def verify(settings: Settings, kb_dir: Path, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

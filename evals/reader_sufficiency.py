@@ -1,9 +1,9 @@
 """Is the evidence reader's probability a better "answered" signal than the offline rule? (issue 18, measured)
 
 The sufficiency verdict decides whether a clinician is told "answered"; today it is a rule over entity links
-and a cosine threshold (agent/nodes/sufficiency.py, evals/reports/sufficiency_calibration.md). This script
-measures, on the same labelled set (evals/data/sufficiency.jsonl, the same calibration/held-out split), what
-the reader would do in its place — before any code in the agent changes:
+and a cosine threshold (agent/nodes/sufficiency_rule.py, evals/reports/sufficiency_calibration.md). This
+script measures, on the same labelled set (evals/data/sufficiency.jsonl, the same calibration/held-out
+split), what the reader would do in its place — before any code in the agent changes:
 
 * each question runs as a new offline consult on the default KB (or ``--kb-dir``); the turn's final top
   ``TOP`` passages are read by the reader, and ``p_best`` = its highest probability that one answers;

@@ -1,7 +1,7 @@
 """Calibrate the offline sufficiency rule on labelled questions and report precision/recall of "answered".
 
 Why: "answered" is what tells a clinician the evidence covers the question; an off-topic answer labelled
-answered is the worst defect the product can have. The rule (agent/nodes/sufficiency.py) has two
+answered is the worst defect the product can have. The rule (agent/nodes/sufficiency_rule.py) has two
 thresholds — ``MIN_ANSWERING`` passages about the focus and carrying the asked aspect among the top 8, and
 ``MIN_RELEVANCE`` for the best of them — chosen here on the calibration half of evals/data/sufficiency.jsonl
 (evals/datasets/sufficiency.py) and reported on the held-out half:
@@ -35,7 +35,7 @@ from scipy.stats import binomtest
 
 from agent.consult import Consultant
 from agent.deps import ConsultDeps
-from agent.nodes import sufficiency
+from agent.nodes import sufficiency_rule
 from agent.sessions import thread_config
 from evals.datasets.sufficiency import OUT as DATASET
 from graphs.model.settings import load_settings
@@ -60,10 +60,10 @@ def collect(out: Path) -> list[dict[str, Any]]:
             state = consultant.graph.get_state(thread_config(result.consult_id)).values  # type: ignore[arg-type]
             row = {
                 **q,
-                **sufficiency.sufficiency_features(deps, state),
+                **sufficiency_rule.sufficiency_features(deps, state),
                 "status": result.answer.get("status"),
                 "seconds": result.seconds,
-                "ran_with": [sufficiency.MIN_ANSWERING, sufficiency.MIN_RELEVANCE],
+                "ran_with": [sufficiency_rule.MIN_ANSWERING, sufficiency_rule.MIN_RELEVANCE],
             }
             rows.append(row)
             handle.write(json.dumps(row) + "\n")
@@ -99,7 +99,7 @@ def rates(rows: list[dict[str, Any]], decide: Callable[[dict[str, Any]], bool]) 
 
 def scores(rows: list[dict[str, Any]], min_answering: int, min_relevance: float) -> dict[str, Any]:
     """Counts and rates of the rule at these thresholds over ``rows``."""
-    return rates(rows, lambda r: sufficiency.decide(r, min_answering, min_relevance))
+    return rates(rows, lambda r: sufficiency_rule.decide(r, min_answering, min_relevance))
 
 
 def choose(rows: list[dict[str, Any]]) -> tuple[int, float, dict[str, Any]]:
@@ -121,7 +121,7 @@ def report(rows: list[dict[str, Any]], load: str) -> str:
     held = [r for r in rows if r["split"] == "held_out"]
     a, rel, cal_s = choose(cal)
     held_s = scores(held, a, rel)
-    current = (sufficiency.MIN_ANSWERING, sufficiency.MIN_RELEVANCE)
+    current = (sufficiency_rule.MIN_ANSWERING, sufficiency_rule.MIN_RELEVANCE)
     ran_with = tuple(rows[0].get("ran_with", current)) if rows else current
     lines = [
         "# Sufficiency calibration (offline rule)",
@@ -149,7 +149,7 @@ def report(rows: list[dict[str, Any]], load: str) -> str:
     for r in held:
         kinds[r["kind"]].append(r)
     for kind, part in sorted(kinds.items()):
-        k = sum(1 for r in part if sufficiency.decide(r, a, rel))
+        k = sum(1 for r in part if sufficiency_rule.decide(r, a, rel))
         lines.append(f"| {kind} | {part[0]['answerable']} | {len(part)} | {fmt_ci(k, len(part))} |")
     agent_answered = [r for r in held if r["status"] == "answered"]
     agent_tp = sum(1 for r in agent_answered if r["answerable"])
@@ -170,7 +170,7 @@ def report(rows: list[dict[str, Any]], load: str) -> str:
             s = scores(cal, n, x)
             cells.append(f"{s['precision']:.2f} / {s['recall']:.2f} / {s['ook_share']:.2f}")
         lines.append(f"| {n} | " + " | ".join(cells) + " |")
-    wrong = [r for r in held if not r["answerable"] and sufficiency.decide(r, a, rel)]
+    wrong = [r for r in held if not r["answerable"] and sufficiency_rule.decide(r, a, rel)]
     if wrong:
         lines += [
             "",

@@ -225,7 +225,7 @@ def test_a_link_below_the_calibrated_threshold_never_becomes_the_subject(consult
     """The relaxed second linking round once made "spike-and-wave discharges" the subject "vaginal discharge"
     of an absence-seizure question, named as missing to the clinician. Such a link may seed a walk only."""
     from agent.nodes.focus import is_tentative
-    from agent.nodes.sufficiency import rule_verdict
+    from agent.nodes.sufficiency_rule import rule_verdict
     from agent.state import ConsultState
     from tools.ner_link import DEFAULT_DELTA
 
@@ -248,7 +248,7 @@ def test_a_link_below_the_calibrated_threshold_never_becomes_the_subject(consult
 
 
 def test_the_verdict_names_each_subject_once_and_says_when_no_aspect_is_asked(consultant: Consultant) -> None:
-    from agent.nodes.sufficiency import rule_verdict
+    from agent.nodes.sufficiency_rule import rule_verdict
     from agent.state import ConsultState
 
     gout = {"id": "DOID:13189", "name": "gout", "type": "Disease", "method": "dictionary", "score": 1.0}

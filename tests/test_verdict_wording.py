@@ -16,7 +16,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 from agent.consult import Consultant
 from agent.deps import ConsultDeps
 from agent.nodes.key_sentences import states_something
-from agent.nodes.sufficiency import CLOSE_ENOUGH, floor3, offline_verdict, rule_verdict
+from agent.nodes.sufficiency import offline_verdict
+from agent.nodes.sufficiency_rule import CLOSE_ENOUGH, floor3, rule_verdict
 from agent.state import ConsultState, EvidenceRec
 from graphs.kb import KnowledgeBase
 from graphs.model.settings import Settings

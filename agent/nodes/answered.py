@@ -1,6 +1,6 @@
 """Is the question answered? A calibrated logistic model over the reader's reading and the rule's features.
 
-Why a model, not the rule alone: the offline rule (agent/nodes/sufficiency.py) answers only when a
+Why a model, not the rule alone: the offline rule (agent/nodes/sufficiency_rule.py) answers only when a
 question entity is linked to the KG *and* a passage about it carries the asked aspect — so a drug or target
 the KG does not know ("lenacapavir", most BioASQ questions) could never be answered, even when the top
 passage states the answer. The evidence reader (agent/nodes/reading.py) reads whether a sentence answers;

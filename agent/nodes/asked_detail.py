@@ -1,0 +1,257 @@
+"""Does the answer name the detail the question asks for? The check after the "answered" model.
+
+Why: "Which CFTR mutation is the most common in cystic fibrosis?" retrieves consumer pages that say a great
+deal about CFTR and cystic fibrosis and never name a mutation; the reader scores "A defect in the CFTR gene
+causes cystic fibrosis" high (it is on the subject) and the turn was "answered" (evals/near_miss.py: 7 of 8
+"answered" near-miss questions did not name what was asked). A question that asks *which* thing wants a
+name, a code or a number; when the answer as it would be shown holds none that the question does not
+already give, the passages are about the subject, not the answer, and the turn is insufficient.
+
+How: :func:`asked_detail` reads the kind asked from the words after "which"/"what" ("which drug", "what
+HbA1c level", "how many repeats", "what is the recommended dose"); :func:`shows_asked_detail` looks in the
+direct answer (its named answer, KG facts and key sentences) for a candidate of that kind:
+
+* a **code** (mutation, allele, variant, HLA type …): a token mixing letters and digits ("C282Y", "DQ2");
+* a **quantity** (level, dose, threshold, how many …): a number with a unit, a percentage or a count of
+  people ("6.5 %", "40 repeats", "30,000 people"), not a duration ("over the past 3 months");
+* a **typed name** (drug, gene, disease …: the kinds of :data:`agent.nodes.answer_candidates.WANTED_TYPES`
+  among the four words after "which"; a drug class such as "which bisphosphonate"): a KG mention of that
+  type that is not the question's own subject, a code, or an all-capital or inner-capital name ("ActRII");
+* any **other** kind ("which trial", "which dataset"): the same, with a KG drug, gene, disease or pathogen
+  or a capitalised word inside a sentence ("SPRINT", "Remudy") also counting as a name.
+
+"What class of drugs …" asks for a category in words and is not checked. Everything counted must be absent
+from the question (and not an acronym of its words).
+
+Why a check and not a feature of the model: fitted as a feature on the labelled sets (evals/
+answered_calibration.py, with BioASQ near-misses — questions rerun on their pool without its answer-bearing
+snippets), it got a weight of −0.86 per standard deviation and still left 3 of the 24 hand-written
+near-misses "answered" at p ≥ 0.9. On those labelled sets, 3 of the 33 questions it fires on were
+answerable, none of them above the model's threshold, so the check costs no right "answered" there
+(evals/reports/answered_calibration.md shows what it stops, per half).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from agent.nodes.answer_candidates import WANTED_TYPES, abbreviates_question, asks_for_a_name
+from agent.nodes.direct_answer import compose_direct_answer
+from agent.nodes.focus import Focus
+from agent.nodes.retrieval import search_question
+from agent.state import ConsultState, DirectAnswerRec
+from graphs.kb import KnowledgeBase
+from graphs.text.ner import normalise_term
+from tools.candidate_terms import is_generic
+
+NOT_A_KIND = frozenset(
+    {
+        *("is", "are", "was", "were", "do", "does", "did", "can", "could", "should", "would", "will", "may"),
+        *("has", "have", "had", "causes", "cause", "happens", "happened", "to", "if", "about", "else"),
+        *("i", "you", "we", "they", "it", "he", "she", "of", "in", "on", "for", "with", "the", "a", "an"),
+    }
+)
+"""Words after "what"/"which" that start a clause, not a kind ("What is …", "What causes …")."""
+CODE_KINDS = re.compile(
+    r"\b(mutations?|variants?|alleles?|substitutions?|polymorphisms?|snps?|genotypes?|haplotypes?|"
+    r"hla(?: types?)?|serotypes?|subtypes?|isoforms?|codons?|exons?|chromosomes?|loci|locus)\b",
+    re.IGNORECASE,
+)
+QUANTITY_KINDS = re.compile(
+    r"\b(levels?|thresholds?|cut-?offs?|values?|doses?|dosages?|concentrations?|percentages?|proportions?|"
+    r"targets?|amounts?|numbers?|ranges?|rates?|ratios?|frequency|prevalence|incidence)\b",
+    re.IGNORECASE,
+)
+DRUG_KINDS = re.compile(
+    r"\b(bisphosphonates?|chelators?|antibiotics?|antivirals?|antifungals?|vaccines?|statins?|blockers?|"
+    r"agonists?|antagonists?|anticoagulants?|steroids?|analgesics?|antidepressants?|biologics?|"
+    r"therapy|therapies|treatments?|regimens?)\b",
+    re.IGNORECASE,
+)
+"""Drug classes: what answers "which bisphosphonate …" is a drug, though the KG has no class node."""
+NAMED_THING_TYPES = frozenset({"Compound", "Drug", "Gene", "Protein", "Disease", "Pathogen"})
+"""For a kind the KG has no type for ("which trial"), KG mentions of these types count as names; a body
+part or a symptom in a consumer page ("broken bone", "femur") does not name a trial or a drug."""
+WHICH_KIND = re.compile(r"^\s*(?:which|what)\s+([\w'-]+(?:\s+[\w'-]+){0,3})", re.IGNORECASE)
+NAME_OF = re.compile(r"^\s*what\s+(?:is|are)\s+the\s+names?\s+of\b", re.IGNORECASE)
+WHAT_IS_THE = re.compile(r"^\s*what\s+(?:is|are|was|were)\s+the\s+((?:[\w'-]+\s*){1,5})", re.IGNORECASE)
+""""What is the recommended dose of …", "What is the most common mutation …": a quantity or a code asked
+in an explanation's wording (a drug or a kind there — "What are the treatments …" — is answered by text)."""
+HOW_MANY = re.compile(r"^\s*how\s+(?:many|much)\b", re.IGNORECASE)
+CODE = re.compile(r"(?<![\w*:])(?=[\w*:-]*\d)(?=[\w*:-]*[A-Za-z])[A-Za-z0-9][\w*:-]*[A-Za-z0-9](?![\w*:])")
+NOT_A_CODE = re.compile(r"^\d[\d.,]*(?:[-–]?[a-z]+)+$")
+"""A number with a lower-case word stuck to it ("10-year", "1990s", "2nd-line", "5mg") is not a code."""
+UNIT = (
+    r"(?:%|percent\b|per\s?cent\b|mg\b|g\b|µg\b|mcg\b|ng\b|mmol\b|µmol\b|micromol\b|mol\b|mmhg\b|mm\s?hg\b|"
+    r"iu\b|units?\b|ml\b|dl\b|l\b|kg\b|cm\b|mm\b|bpm\b|repeats?\b|copies\b|times\b|fold\b|-fold\b|"
+    r"people\b|persons?\b|individuals?\b|patients?\b|cases?\b|births?\b|adults?\b|children\b|men\b|"
+    r"women\b|americans?\b|newborns?\b|deaths?\b|genes?\b|doses?\b|tablets?\b|(?:in|of)\s+(?:every\s+)?\d)"
+)
+QUANTITY = re.compile(
+    r"(?<![\w.])\d+(?:[.,]\d+)*\s?(?:million|billion|thousand|hundred)?\s?" + UNIT, re.IGNORECASE
+)
+"""A number with a unit, a percentage, a count of people or cases, or a ratio ("1 in 2,500"): not a bare
+number, which is as often a year, an age or a footnote."""
+NAME_TOKEN = re.compile(r"(?<![\w-])(?:[A-Z]{3,}|[A-Z]?[a-z]+[A-Z]\w*)(?![\w-])")
+"""An all-capital word of three letters or more ("SPRINT") or a word with an inner capital ("FunImageJ",
+"ActRII"): a name whatever kind was asked."""
+MID_CAPITAL = re.compile(r"(?<=[a-z,;:] )[A-Z][a-z]{2,}\b")
+"""A capitalised word inside a sentence ("the Japanese Registry … (Remudy)"): a proper name, counted only
+for a kind the KG has no type for ("which dataset", "which trial")."""
+CATEGORY = re.compile(r"\b(class(?:es)?|types?|kinds?|famil(?:y|ies)|groups?|categor(?:y|ies))\s+of\b", re.I)
+""""What classes of drugs …": the answer is a category in words ("pleuromutilin antibiotics"), not a name."""
+
+
+@dataclass(frozen=True)
+class AskedDetail:
+    """What a which/what question asks for: ``kind`` is code, quantity, typed or other; ``phrase`` is the
+    question's own words for it ("CFTR mutation", "HbA1c level"), for the verdict's explanation."""
+
+    kind: str
+    types: frozenset[str]
+    phrase: str = ""
+
+
+def asked_detail(question: str) -> AskedDetail | None:
+    """The kind of detail a question asks to be named, or ``None`` (a yes/no, an explanation, "What is …")."""
+    many = HOW_MANY.search(question)
+    if many:
+        counted = phrase_up_to(" ".join(question[many.end() :].split()[:3]), 10**6)
+        return AskedDetail("quantity", frozenset(), f"number of {counted}".strip())
+    if not asks_for_a_name(question) or CATEGORY.search(question):
+        return None
+    head, name_of, what_is = WHICH_KIND.match(question), NAME_OF.search(question), WHAT_IS_THE.match(question)
+    if what_is and not name_of:
+        return kind_in(what_is.group(1), (("code", CODE_KINDS, NONE), ("quantity", QUANTITY_KINDS, NONE)))
+    if name_of:
+        words = question[name_of.end() :]
+    elif head and head.group(1).split()[0].lower() not in NOT_A_KIND:
+        words = head.group(1)
+    else:
+        return None
+    drugs = frozenset({"Compound", "Drug"})
+    typed = tuple(("typed", pattern, types) for pattern, types in WANTED_TYPES)
+    genes = tuple(kind for kind in typed if "Gene" in kind[2])  # "which gene mutation": a gene name answers
+    kinds = (
+        *genes,
+        ("code", CODE_KINDS, NONE),
+        ("quantity", QUANTITY_KINDS, NONE),
+        ("typed", DRUG_KINDS, drugs),
+    )
+    other = AskedDetail("other", NAMED_THING_TYPES, " ".join(words.split()[:1]))
+    return kind_in(words, kinds + typed) or other
+
+
+NONE: frozenset[str] = frozenset()
+
+
+def kind_in(words: str, kinds: tuple[tuple[str, re.Pattern[str], frozenset[str]], ...]) -> AskedDetail | None:
+    """The first of ``kinds`` whose pattern the asked words contain, phrased up to its last mention."""
+    for kind, pattern, types in kinds:
+        found = list(pattern.finditer(words))
+        if found:
+            return AskedDetail(kind, types, phrase_up_to(words, found[-1].end()))
+    return None
+
+
+def phrase_up_to(words: str, end: int) -> str:
+    """The asked words up to the kind word, without clause words ("CFTR mutation", "number of people")."""
+    kept: list[str] = []
+    for word in words[:end].split():
+        if word.lower() in NOT_A_KIND and kept:
+            break
+        kept.append(word)
+    while kept and kept[-1].lower() in NOT_A_KIND:
+        kept.pop()
+    return " ".join(kept[-4:])
+
+
+def shown_answer_misses_detail(kb: KnowledgeBase, state: ConsultState, focus: Focus) -> AskedDetail | None:
+    """The detail asked when the direct answer, composed as it would be shown if "answered", names none of
+    it; ``None`` when it does or when nothing specific is asked."""
+    question = search_question(state)
+    detail = asked_detail(question)
+    if detail is None:
+        return None
+    direct, _ = compose_direct_answer(kb, state, focus, sufficient=True)
+    linked = set(state.get("turn_entity_ids", []))
+    ids = {e["id"] for e in state.get("entities", []) if e["id"] in linked}
+    return detail if shows_asked_detail(kb, question, ids, direct) is False else None
+
+
+def shows_asked_detail(
+    kb: KnowledgeBase, question: str, question_entity_ids: set[str], direct: DirectAnswerRec
+) -> bool | None:
+    """Whether the direct answer as it would be shown names the detail asked: a named answer, a KG fact of
+    the asked type, or a candidate in its key sentences; ``None`` when nothing specific is asked."""
+    detail = asked_detail(question)
+    if detail is None:
+        return None
+    if direct.get("named"):
+        return True  # answer_candidates named a thing of the asked KG type the question does not hold
+    if detail.kind in ("typed", "other") and any(
+        f.get("entity_type") in detail.types and f.get("entity_id") not in question_entity_ids
+        for f in direct.get("facts", [])
+    ):
+        return True
+    texts = [s.get("text", "") for s in direct.get("sentences", [])]
+    return names_in(kb, question, question_entity_ids, texts)
+
+
+def names_in(
+    kb: KnowledgeBase, question: str, question_entity_ids: set[str], texts: list[str]
+) -> bool | None:
+    """Whether ``texts`` name a candidate of the asked kind that the question does not hold."""
+    detail = asked_detail(question)
+    if detail is None:
+        return None
+    asked = normalise_term(question)
+    if detail.kind == "quantity":
+        return any(q for t in texts for q in QUANTITY.findall(t) if normalise_term(q) not in asked)
+    codes = [c for t in texts for c in CODE.findall(t) if not NOT_A_CODE.match(c)]
+    if any(not_in_question(code, asked) for code in codes):
+        return True
+    if detail.kind == "code":
+        return False
+    names = [n for t in texts for n in NAME_TOKEN.findall(t)]
+    if detail.kind == "other":
+        names += [n for t in texts for n in MID_CAPITAL.findall(t)]
+    if any(not_in_question(n, asked) and not abbreviates_question(n, asked) for n in names):
+        return True
+    return bool(kg_candidates(kb, asked, question_entity_ids, texts, detail.types))
+
+
+def not_in_question(surface: str, asked: str) -> bool:
+    key = normalise_term(surface)
+    return bool(key) and not re.search(r"(?<!\w)" + re.escape(key) + r"(?!\w)", asked)
+
+
+def kg_candidates(
+    kb: KnowledgeBase, asked: str, question_entity_ids: set[str], texts: list[str], types: frozenset[str]
+) -> list[str]:
+    """KG mentions of ``types`` in ``texts`` that the question does not give, under any of their names."""
+    mentions = [m for ms in kb.matcher.find_many(texts) for m in ms]
+    keep = [
+        m
+        for m in mentions
+        if len(normalise_term(m.surface)) >= 3
+        and not is_generic(m.surface)
+        and not question_entity_ids.intersection(m.entity_ids)
+        and not_in_question(m.surface, asked)
+        and not abbreviates_question(m.surface, asked)
+    ]
+    if not keep:
+        return []
+    entities = kb.store.get_entities(sorted({i for m in keep for i in m.entity_ids}))
+
+    def fits(entity_ids: list[str]) -> bool:
+        known = [entities[i] for i in entity_ids if i in entities]
+        restated = any(
+            len(key := normalise_term(n)) >= 3 and re.search(r"(?<!\w)" + re.escape(key) + r"(?!\w)", asked)
+            for e in known
+            for n in (e.name, *e.synonyms)
+        )
+        return not restated and any(e.type in types for e in known)
+
+    return [m.surface for m in keep if fits(list(m.entity_ids))]

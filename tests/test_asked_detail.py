@@ -1,0 +1,171 @@
+"""Does the evidence name the detail asked (agent/nodes/asked_detail.py), and the near-miss pools the
+"answered" model is calibrated with (evals/datasets/near_miss_pools.py).
+
+A "which mutation" question over sentences that only restate the gene must read as *not named*; the same
+question over a sentence with a mutation code must read as named; questions that ask for no specific name
+say nothing. The near-miss pool must hold no snippet naming an exact answer of its questions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from agent.consult import Consultant
+from agent.nodes import answered
+from agent.nodes.answered import AnsweredModel
+from agent.nodes.asked_detail import asked_detail, names_in, shows_asked_detail
+from agent.state import DirectAnswerRec
+from evals.answered_calibration import golden, pool_corpus
+from evals.datasets.near_miss_pools import answer_free_rows, named_questions
+from evals.datasets.snippet_pools import read_jsonl
+from evals.metrics.answers import exact_hit
+from graphs.building.builder import build_kb
+from graphs.kb import KnowledgeBase
+from graphs.model.settings import load_settings
+from tests.tiny_kb import tiny_config
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def tiny_kb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KnowledgeBase]:
+    root = tmp_path_factory.mktemp("asked")
+    build_kb(root / "kb", tiny_config(root / "src"))
+    kb = KnowledgeBase.open(root / "kb")
+    yield kb
+    kb.close()
+
+
+def read_of(*texts: str) -> list[str]:
+    return list(texts)
+
+
+@pytest.mark.parametrize(
+    ("question", "kind"),
+    [
+        ("Which CFTR mutation is the most common in cystic fibrosis?", "code"),
+        ("Which HLA types are present in people with celiac disease?", "code"),
+        ("Which gene mutation causes most cases of inherited Parkinson disease?", "typed"),
+        ("What HbA1c level defines diabetes?", "quantity"),
+        ("How many CAG repeats cause Huntington disease?", "quantity"),
+        ("Which drug is used for type 1 diabetes?", "typed"),
+        ("Which bisphosphonate is given once a year?", "typed"),
+        ("Which trial tested intensive blood pressure control?", "other"),
+        ("What is the name of the shingles vaccine?", "typed"),
+        ("What is the recommended dose of metformin?", "quantity"),
+        ("What is the most common mutation in cystic fibrosis?", "code"),
+        ("What classes of drugs does retapamulin belong to?", None),
+        ("What is gout?", None),
+        ("What causes gout?", None),
+        ("What are the symptoms of gout?", None),
+        ("Is metformin safe in pregnancy?", None),
+        ("How is gout treated?", None),
+    ],
+)
+def test_the_kind_of_detail_asked(question: str, kind: str | None) -> None:
+    detail = asked_detail(question)
+    assert (detail.kind if detail else None) == kind
+
+
+def test_a_mutation_is_named_only_by_a_code_the_question_lacks(tiny_kb: KnowledgeBase) -> None:
+    question = "Which CFTR mutation is the most common in cystic fibrosis?"
+    on_subject = read_of(
+        "A defect in the CFTR gene causes cystic fibrosis (CF).",
+        "More than a thousand known defects can affect the CFTR gene.",
+    )
+    assert names_in(tiny_kb, question, set(), on_subject) is False
+    naming = read_of("The most common CFTR mutation is F508del.", *on_subject)
+    assert names_in(tiny_kb, question, set(), naming) is True
+    # Numbers glued to words are not codes: a 10-year study in the 1990s names no mutation.
+    dated = read_of("A 10-year study of CFTR in the 1990s used 2nd-line tests.")
+    assert names_in(tiny_kb, question, set(), dated) is False
+
+
+def test_a_level_is_named_by_a_number_with_a_unit_not_by_a_duration(tiny_kb: KnowledgeBase) -> None:
+    question = "What HbA1c level defines diabetes?"
+    duration = read_of("The HbA1c test reflects average blood glucose levels over the past 3 months.")
+    assert names_in(tiny_kb, question, set(), duration) is False
+    level = read_of("Diabetes is diagnosed at an A1C of 6.5 percent or higher.")
+    assert names_in(tiny_kb, question, set(), level) is True
+
+
+def test_a_drug_question_is_named_by_a_kg_drug_not_by_the_subject(tiny_kb: KnowledgeBase) -> None:
+    question = "Which drug is used for type 1 diabetes?"
+    subject_only = read_of("Type 1 diabetes is treated for life.", "People with type 1 diabetes check sugar.")
+    assert names_in(tiny_kb, question, {"DOID:9744"}, subject_only) is False
+    drug = read_of("Insulin is the drug used for type 1 diabetes.")
+    assert names_in(tiny_kb, question, {"DOID:9744"}, drug) is True
+    # A name the KG does not know still names a receptor when it is written as one ("ActRII").
+    receptor = "Which receptors does bimagrumab block?"
+    assert names_in(tiny_kb, receptor, set(), ["Bimagrumab blocks the ActRII receptors."]) is True
+    assert names_in(tiny_kb, receptor, set(), ["Bimagrumab blocks receptors in muscle."]) is False
+
+
+def test_the_shown_answer_names_the_detail_by_a_name_a_fact_or_a_sentence(tiny_kb: KnowledgeBase) -> None:
+    question = "Which drug is used for type 1 diabetes?"
+    plain: DirectAnswerRec = {"sentences": [{"text": "Type 1 diabetes is treated for life."}], "facts": []}
+    assert shows_asked_detail(tiny_kb, question, {"DOID:9744"}, plain) is False
+    named: DirectAnswerRec = {**plain, "named": [{"name": "Insulin", "entity_type": "Compound"}]}
+    assert shows_asked_detail(tiny_kb, question, {"DOID:9744"}, named) is True
+    fact: DirectAnswerRec = {**plain, "facts": [{"entity_id": "DB00030", "entity_type": "Compound"}]}
+    assert shows_asked_detail(tiny_kb, question, {"DOID:9744"}, fact) is True
+    symptom: DirectAnswerRec = {**plain, "facts": [{"entity_id": "S:1", "entity_type": "Symptom"}]}
+    assert shows_asked_detail(tiny_kb, question, {"DOID:9744"}, symptom) is False
+    assert shows_asked_detail(tiny_kb, "How is type 1 diabetes treated?", set(), plain) is None
+
+
+def test_nothing_specific_asked_says_nothing(tiny_kb: KnowledgeBase) -> None:
+    assert names_in(tiny_kb, "What is gout?", set(), read_of("Gout is arthritis.")) is None
+
+
+def test_a_near_miss_is_insufficient_and_says_what_it_lacks(consultant: Consultant) -> None:
+    """With a model that answers everything, only the asked-detail check stands between a level question
+    and an "answered" whose sentences give no level; a question asking for no named detail is answered."""
+    everything = AnsweredModel(
+        features=answered.FEATURES,
+        means=(0.0,) * len(answered.FEATURES),
+        scales=(1.0,) * len(answered.FEATURES),
+        weights=(0.0,) * len(answered.FEATURES),
+        bias=10.0,
+        threshold=0.5,
+    )
+    answered.use_answered_model(everything)
+    try:
+        near = consultant.ask("What serum uric acid level defines gout?").answer
+        verdict = near["verdict"]
+        assert near["status"] == "insufficient", near["text"][:400]
+        assert (
+            "none of the sentences that would be shown names the serum uric acid level asked"
+            in (verdict["reasons"][0])
+        )
+        assert verdict["missing_labels"] == ["a passage naming the serum uric acid level"]
+        assert consultant.ask("What causes gout?").answer["status"] == "answered"
+    finally:
+        answered.use_answered_model(None)
+
+
+def test_answer_free_rows_drop_gold_and_answer_naming_snippets() -> None:
+    questions = [{"id": "q1", "type": "factoid", "gold_snippet_ids": ["s1"]}]
+    gold = {"q1": {"exact_answer": [["F508del", "delta F508"]]}}
+    corpus = [
+        {"id": "s1", "text": "CFTR gold snippet without the name."},
+        {"id": "s2", "text": "The delta F508 mutation is the most common."},
+        {"id": "s3", "text": "CFTR is a chloride channel."},
+    ]
+    assert [r["id"] for r in answer_free_rows(corpus, questions, gold)] == ["s3"]
+
+
+def test_the_dev_near_miss_pool_names_no_exact_answer_of_its_questions() -> None:
+    data = REPO / "evals" / "data" / "bioasq_dev.jsonl"
+    gold = golden(load_settings())
+    questions = named_questions(data)
+    assert questions and all(q["type"] in ("factoid", "list") for q in questions)
+    corpus = read_jsonl(pool_corpus(data))
+    rows = answer_free_rows(corpus, questions, gold)
+    gold_ids = {s for q in questions for s in q["gold_snippet_ids"]}
+    assert 0 < len(rows) < len(corpus) and not gold_ids & {r["id"] for r in rows}
+    for q in questions:
+        assert not any(exact_hit(r["text"], gold[q["id"]]["exact_answer"]) for r in rows), q["id"]
