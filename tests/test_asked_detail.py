@@ -147,6 +147,12 @@ def test_a_near_miss_is_insufficient_and_says_what_it_lacks(consultant: Consulta
         answered.use_answered_model(None)
 
 
+def test_a_named_answer_is_a_feature_of_the_answered_model() -> None:
+    rule = {"best": 0.6, "best_answering": 0.6, "answering": 1, "focus": 1}
+    assert answered.answered_features("q", [], [], rule, False, [])["named"] == 0.0
+    assert answered.answered_features("q", [], [], rule, False, [{"name": "x"}])["named"] == 1.0
+
+
 def test_answer_free_rows_drop_gold_and_answer_naming_snippets() -> None:
     questions = [{"id": "q1", "type": "factoid", "gold_snippet_ids": ["s1"]}]
     gold = {"q1": {"exact_answer": [["F508del", "delta F508"]]}}

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from agent.nodes.reading import ReadSentence
-from agent.state import EvidenceRec
+from agent.state import EvidenceRec, NamedAnswerRec
 from graphs.vectors.reader import SHIPPED_READER_DIR
 from tools.ranking import content_words
 
@@ -40,6 +40,7 @@ FEATURES = (
     "focus",
     "rule",
     "word_coverage",
+    "named",
 )
 ANSWERING_LOGIT = 0.0
 """A sentence the reader scores above this (p > 0.5 uncalibrated) counts in ``read_answering``."""
@@ -143,8 +144,13 @@ def answered_features(
     read: list[ReadSentence],
     rule: dict[str, float | int],
     rule_sufficient: bool,
+    named: list[NamedAnswerRec] | None = None,
 ) -> dict[str, float]:
-    """The model's inputs for one turn (also what the calibration script records per question)."""
+    """The model's inputs for one turn (also what the calibration script records per question).
+
+    ``named`` is the answer's name as the evidence gives it (agent/nodes/direct_answer.name_the_answer): a
+    name the reader's best sentences clearly vote for. (Whether a KG edge also joins it to the question was
+    tried as a feature too: it fired on none of the 341 calibration questions, so it could not be weighed.)"""
     first = [r.logit for r in read if r.rank == 0]
     return {
         "read_best": max((r.logit for r in read), default=-10.0),
@@ -156,4 +162,5 @@ def answered_features(
         "focus": float(rule.get("focus", 0)),
         "rule": float(rule_sufficient),
         "word_coverage": word_coverage(question, evidence),
+        "named": float(bool(named)),
     }

@@ -43,6 +43,7 @@ from agent.llm import LLMStepFailed, Usage, structured_call
 from agent.nodes.answered import answered_features, answered_model, answered_model_error
 from agent.nodes.asked_detail import shown_answer_misses_detail
 from agent.nodes.common import emit, llm_on, question_in_context, step, usage_update
+from agent.nodes.direct_answer import name_the_answer
 from agent.nodes.focus import Focus, answering_passages, carries_aspect, question_focus
 from agent.nodes.hypothesis import condition
 from agent.nodes.key_sentences import shown_read
@@ -173,7 +174,9 @@ def answered_inputs(
     if read is None:
         return None
     rule_features = sufficiency_features(deps, state, found)
-    return answered_features(question, evidence, read, rule_features, bool(rule["sufficient"])), read
+    named, _ = name_the_answer(deps.kb, state, found[0])
+    features = answered_features(question, evidence, read, rule_features, bool(rule["sufficient"]), named)
+    return features, read
 
 
 def clip_text(text: str, chars: int = 120) -> str:
