@@ -65,6 +65,21 @@ def test_semicolon_and_but_split_three_claims_the_third_negated() -> None:
     _spans_match(reply, claims)
 
 
+def test_a_semicolon_after_an_instruction_still_splits_off_the_statement() -> None:
+    """An imperative has no verb the lexicon knows ("start"), but a semicolon still ends a statement: the
+    newcomer's gout reply was checked as one claim, so "NSAIDs do not help" got no verdict of its own."""
+    reply = "Colleague says: for an acute gout attack, start allopurinol during the flare; NSAIDs do not help"
+    claims = split_reply(reply).claims
+    assert [c.text for c in claims] == [
+        "for an acute gout attack, start allopurinol during the flare",
+        "NSAIDs do not help",
+    ]
+    assert [c.negated for c in claims] == [False, True]
+    _spans_match(reply, claims)
+    # a semicolon before a fragment with no subject of its own still joins it to the clause before
+    assert [c.text for c in split_reply("Use ibuprofen; and rest.").claims] == ["Use ibuprofen; and rest"]
+
+
 def test_a_second_reported_clause_is_checked_without_its_that() -> None:
     """ "told the family that X and that Y": Y is the claim, not "that Y" (it was asked as "Do that
     antibiotics cure it?")."""

@@ -197,19 +197,23 @@ def _verb_info(text: str, *, guess: bool) -> tuple[bool, bool]:
 
 def _clauses(text: str, start: int, end: int) -> list[tuple[int, int]]:
     """Clause spans of a sentence: joins split only between two clauses that each have subject and verb."""
-    pieces: list[tuple[int, int]] = []
-    begin = start
+    pieces: list[tuple[int, int, bool]] = []
+    begin, after_semicolon = start, False
     for match in _JOIN.finditer(text, start, end):
-        pieces.append((begin, match.start()))
-        begin = match.end()
-    pieces.append((begin, end))
+        pieces.append((begin, match.start(), after_semicolon))
+        begin, after_semicolon = match.end(), match.group().startswith(";")
+    pieces.append((begin, end, after_semicolon))
     clauses: list[list[int]] = []
     current_has_verb = False
-    for piece_start, piece_end in pieces:
+    for piece_start, piece_end, semicolon in pieces:
         piece = text[piece_start:piece_end]
         has_verb = _verb_info(piece, guess=True)[0]
         # the right side must show a lexicon verb: "-s after a noun" is too weak a reason to cut
         own_clause = bool(clauses) and _verb_info(piece, guess=False) == (True, True)
+        # A semicolon separates statements even after an instruction the lexicon has no verb for ("start
+        # allopurinol during the flare; NSAIDs do not help" is two claims).
+        if clauses and semicolon and own_clause:
+            current_has_verb = True
         if clauses and not (current_has_verb and own_clause):
             clauses[-1][1] = piece_end  # no subject of its own ("..., and should be given at night")
             current_has_verb = current_has_verb or has_verb
