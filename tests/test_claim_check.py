@@ -225,3 +225,23 @@ def test_a_claim_that_names_its_own_disease_keeps_its_question(consultant: Consu
     claims = _check(consultant, reply)["reply_check"]["claims"]
     assert len(claims) == 2 and not any(c.get("context_carried") for c in claims)
     assert "gout" in claims[1]["question"].lower() and "sickle" not in claims[1]["question"].lower()
+
+
+def test_the_closest_quote_is_on_the_claim_s_own_subject_when_the_checker_allows() -> None:
+    """An undecided claim quotes the strongest window that shares a word with it ("NSAIDs"), not the
+    strongest window overall ("This chemical … inflammation of gout"), unless the checker reads the
+    sharing window as not bearing on the claim at all."""
+    import numpy as np
+
+    from graphs.text.claims import split_reply
+
+    claim = split_reply("NSAIDs do not help at all.").claims[0]
+    texts = [
+        "This chemical plays a role in the inflammation of gout.",
+        "Several NSAIDs are sold over the counter.",
+    ]
+    # columns: not enough, supported, contradicted (graphs.vectors.claim_checker)
+    bearing = np.array([[0.50, 0.40, 0.10], [0.30, 0.35, 0.35]])
+    assert claim_check.closest_window(claim, texts, bearing) == 1
+    unrelated = np.array([[0.50, 0.40, 0.10], [0.90, 0.05, 0.05]])
+    assert claim_check.closest_window(claim, texts, unrelated) == 0

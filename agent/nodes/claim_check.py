@@ -38,6 +38,7 @@ from graphs.vectors.claim_checker import (
 )
 from graphs.vectors.reader import ReaderUnavailable
 from tools.evidence_rank import EvidenceRankRequest, evidence_rank
+from tools.ranking import content_words
 
 MAX_CLAIMS = 8
 """Claims checked per reply; the rest are counted and named as not checked (a 50-claim paste stays fast)."""
@@ -70,6 +71,25 @@ def windows(text: str) -> list[str]:
 def _passages_for(deps: ConsultDeps, claim: Claim, seeds: list[str]) -> list[EvidenceRec]:
     request = EvidenceRankRequest(question=claim.question, candidate_ids=seeds, top_k=PASSAGES_PER_CLAIM)
     return ranked_records(deps, list(evidence_rank(deps.kb, request).evidence))
+
+
+def closest_window(claim: Claim, texts: list[str], probs: Any) -> int:
+    """The window to quote under an undecided claim: the checker's strongest reading among windows that
+    share a content word with the claim itself (when the checker reads it as bearing on the claim), else
+    among all.
+
+    Why: "NSAIDs do not help" (checked as "Do NSAIDs help in gout?") was quoted against "This chemical is
+    believed to play a role in the inflammation of gout" while a retrieved window named NSAIDs — the
+    checker's argmax carries no verdict here, so a quote on the claim's own subject serves the reader."""
+    words = {w.lower() for w in content_words(claim.text) if len(w) >= 4}
+    strength = probs[:, SUPPORTED:].max(axis=1)
+    sharing = [i for i, t in enumerate(texts) if words & {w.lower() for w in content_words(t)}]
+    overall = int(strength.argmax())
+    if sharing:
+        best = max(sharing, key=lambda i: float(strength[i]))
+        if probs[best, NOT_ENOUGH] < strength[best]:  # the checker reads it as bearing on the claim
+            return best
+    return overall
 
 
 def judge(support: float, contradiction: float, limits: ClaimThresholds) -> int | None:
@@ -157,7 +177,7 @@ def check_claim(
     limits = checker.thresholds
     called = judge(support, contradiction, limits)
     if called is None:
-        best = int(probs[:, SUPPORTED:].max(axis=1).argmax())
+        best = closest_window(claim, texts, probs)
         if probs[best, NOT_ENOUGH] >= probs[best, SUPPORTED:].max():
             # The checker's own reading: not even this window bears on the claim ("ibuprofen for fever"
             # quoted a Crimean-Congo fever passage). An unrelated quote under a claim only misleads.
