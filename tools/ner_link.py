@@ -19,8 +19,6 @@ Negated mentions ("no fever") are linked and flagged, never dropped: a clinician
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -29,6 +27,7 @@ from pydantic import BaseModel, Field, model_validator
 
 from graphs.kb import KnowledgeBase
 from graphs.text.negation import negated_spans
+from graphs.vectors.batch_memo import BatchMemo
 from tools.candidate_terms import (
     CandidateTerm,
     candidate_terms,
@@ -290,39 +289,27 @@ def _requested_link(
     return _Link(entity_id, mention, (len(state.texts), 0))
 
 
-_SEARCH_MEMO: OrderedDict[tuple[str, str, int], list[tuple[str, float]]] = OrderedDict()
+_SEARCHES: BatchMemo[tuple[str, str, int], list[tuple[str, float]]] = BatchMemo(1024)
 """(KB version, term, limit) → the term's nearest entities. A consult's follow-up round links the question
 again with a few extra terms, and every term of the first round was searched already: each search is a pass
 over all 31k entity vectors (~1 ms a term), so a follow-up round re-searched ~30 terms for nothing."""
-_SEARCH_MEMO_SIZE = 1024
-_SEARCH_LOCK = threading.Lock()
 
 
 def _search_entities(kb: KnowledgeBase, terms: list[str], limit: int) -> list[list[tuple[str, float]]]:
     """Embed the terms not searched yet in one batch and find each one's nearest entities.
 
     A vector index may offer ``search_many`` (one matrix product for the whole batch); otherwise one
-    ``search`` per term. Results are remembered per KB version (see ``_SEARCH_MEMO``).
+    ``search`` per term. Results are remembered per KB version (see ``_SEARCHES``).
     """
-    with _SEARCH_LOCK:
-        known = {
-            t: _SEARCH_MEMO[(kb.version, t, limit)] for t in terms if (kb.version, t, limit) in _SEARCH_MEMO
-        }
-    missing = [t for t in dict.fromkeys(terms) if t not in known]
-    if missing:
-        vectors = kb.embedder.embed(missing)
+
+    def search(keys: list[tuple[str, str, int]]) -> list[list[tuple[str, float]]]:
+        vectors = kb.embedder.embed([term for _, term, _ in keys])
         batched = getattr(kb.vectors, "search_many", None)
         if callable(batched):
-            found = list(batched("entities", vectors, limit))
-        else:
-            found = [kb.vectors.search("entities", vector, limit) for vector in vectors]
-        known.update(zip(missing, found, strict=True))
-        with _SEARCH_LOCK:
-            for term, hits in zip(missing, found, strict=True):
-                _SEARCH_MEMO[(kb.version, term, limit)] = hits
-            while len(_SEARCH_MEMO) > _SEARCH_MEMO_SIZE:
-                _SEARCH_MEMO.popitem(last=False)
-    return [known[t] for t in terms]
+            return list(batched("entities", vectors, limit))
+        return [kb.vectors.search("entities", vector, limit) for vector in vectors]
+
+    return _SEARCHES.get_many([(kb.version, t, limit) for t in terms], search)
 
 
 def _embedding_links(

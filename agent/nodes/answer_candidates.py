@@ -146,7 +146,7 @@ def vote(
                 len(key) < MIN_SURFACE
                 or is_generic(key)
                 or question_entity_ids.intersection(m.entity_ids)
-                or re.search(r"(?<!\w)" + re.escape(key) + r"(?!\w)", asked)
+                or in_question(key, asked)
             ):
                 continue
             cand = found.setdefault(key, AnswerCandidate(m.surface, list(m.entity_ids), ""))
@@ -168,7 +168,7 @@ def vote(
         c
         for c in found.values()
         if c.entity_type in wanted
-        and not restates_question(c, entities, asked)
+        and not restates_question(c.entity_ids, entities, asked)
         and not abbreviates_question(c.name, asked)
     ]
     if use_kg and question_entity_ids:
@@ -180,17 +180,20 @@ def vote(
     return sorted(cands, key=lambda c: (-c.votes, c.name.lower()))
 
 
-def restates_question(cand: AnswerCandidate, entities: dict[str, Entity], asked: str) -> bool:
-    """Whether a candidate is the question's own subject under another name ("FABP2" for "fatty acid
-    binding protein 2"): any of its names or synonyms is in the question."""
-    for i in cand.entity_ids:
-        entity = entities.get(i)
-        names = [entity.name, *entity.synonyms] if entity else []
-        for name in names:
-            key = normalise_term(name)
-            if len(key) >= MIN_SURFACE and re.search(r"(?<!\w)" + re.escape(key) + r"(?!\w)", asked):
-                return True
-    return False
+def in_question(key: str, asked: str) -> bool:
+    """Whether the normalised term ``key`` occurs as whole words in the normalised question ``asked``."""
+    return bool(key) and re.search(r"(?<!\w)" + re.escape(key) + r"(?!\w)", asked) is not None
+
+
+def restates_question(entity_ids: list[str], entities: dict[str, Entity], asked: str) -> bool:
+    """Whether a mention is the question's own subject under another name ("FABP2" for "fatty acid
+    binding protein 2"): any name or synonym of its entities is in the question."""
+    return any(
+        len(key := normalise_term(name)) >= MIN_SURFACE and in_question(key, asked)
+        for i in entity_ids
+        if (entity := entities.get(i))
+        for name in (entity.name, *entity.synonyms)
+    )
 
 
 def abbreviates_question(surface: str, asked: str) -> bool:

@@ -40,7 +40,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from agent.nodes.answer_candidates import WANTED_TYPES, YES_NO, abbreviates_question, asks_for_a_name
+from agent.nodes.answer_candidates import (
+    MIN_SURFACE,
+    WANTED_TYPES,
+    YES_NO,
+    abbreviates_question,
+    asks_for_a_name,
+    in_question,
+    restates_question,
+)
 from agent.nodes.direct_answer import compose_direct_answer
 from agent.nodes.focus import Focus
 from agent.nodes.retrieval import search_question
@@ -195,15 +203,20 @@ def shown_answer_misses_detail(kb: KnowledgeBase, state: ConsultState, focus: Fo
     direct, _ = compose_direct_answer(kb, state, focus, sufficient=True)
     linked = set(state.get("turn_entity_ids", []))
     ids = {e["id"] for e in state.get("entities", []) if e["id"] in linked}
-    return detail if shows_asked_detail(kb, question, ids, direct) is False else None
+    return detail if shows_asked_detail(kb, question, ids, direct, detail) is False else None
 
 
 def shows_asked_detail(
-    kb: KnowledgeBase, question: str, question_entity_ids: set[str], direct: DirectAnswerRec
+    kb: KnowledgeBase,
+    question: str,
+    question_entity_ids: set[str],
+    direct: DirectAnswerRec,
+    detail: AskedDetail | None = None,
 ) -> bool | None:
     """Whether the direct answer as it would be shown names the detail asked: a named answer, a KG fact of
-    the asked type, or a candidate in its key sentences; ``None`` when nothing specific is asked."""
-    detail = asked_detail(question)
+    the asked type, or a candidate in its key sentences; ``None`` when nothing specific is asked.
+    ``detail`` is ``asked_detail(question)`` when the caller has it already."""
+    detail = detail or asked_detail(question)
     if detail is None:
         return None
     if direct.get("named"):
@@ -214,14 +227,18 @@ def shows_asked_detail(
     ):
         return True
     texts = [s.get("text", "") for s in direct.get("sentences", [])]
-    return names_in(kb, question, question_entity_ids, texts)
+    return names_in(kb, question, question_entity_ids, texts, detail)
 
 
 def names_in(
-    kb: KnowledgeBase, question: str, question_entity_ids: set[str], texts: list[str]
+    kb: KnowledgeBase,
+    question: str,
+    question_entity_ids: set[str],
+    texts: list[str],
+    detail: AskedDetail | None = None,
 ) -> bool | None:
     """Whether ``texts`` name a candidate of the asked kind that the question does not hold."""
-    detail = asked_detail(question)
+    detail = detail or asked_detail(question)
     if detail is None:
         return None
     asked = normalise_term(question)
@@ -242,7 +259,7 @@ def names_in(
 
 def not_in_question(surface: str, asked: str) -> bool:
     key = normalise_term(surface)
-    return bool(key) and not re.search(r"(?<!\w)" + re.escape(key) + r"(?!\w)", asked)
+    return bool(key) and not in_question(key, asked)
 
 
 def kg_candidates(
@@ -253,7 +270,7 @@ def kg_candidates(
     keep = [
         m
         for m in mentions
-        if len(normalise_term(m.surface)) >= 3
+        if len(normalise_term(m.surface)) >= MIN_SURFACE
         and not is_generic(m.surface)
         and not question_entity_ids.intersection(m.entity_ids)
         and not_in_question(m.surface, asked)
@@ -262,14 +279,9 @@ def kg_candidates(
     if not keep:
         return []
     entities = kb.store.get_entities(sorted({i for m in keep for i in m.entity_ids}))
-
-    def fits(entity_ids: list[str]) -> bool:
-        known = [entities[i] for i in entity_ids if i in entities]
-        restated = any(
-            len(key := normalise_term(n)) >= 3 and re.search(r"(?<!\w)" + re.escape(key) + r"(?!\w)", asked)
-            for e in known
-            for n in (e.name, *e.synonyms)
-        )
-        return not restated and any(e.type in types for e in known)
-
-    return [m.surface for m in keep if fits(list(m.entity_ids))]
+    return [
+        m.surface
+        for m in keep
+        if not restates_question(list(m.entity_ids), entities, asked)
+        and any(entities[i].type in types for i in m.entity_ids if i in entities)
+    ]
