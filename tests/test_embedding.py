@@ -19,6 +19,7 @@ from graphs.vectors.embedding import (
     Embedder,
     EmbeddingBackendUnavailable,
     get_embedder,
+    session_options,
 )
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
@@ -116,6 +117,14 @@ def test_onnx_matches_sentence_transformers_reference() -> None:
 
 
 @pytest.mark.torch
+def test_model_sessions_do_not_spin_between_calls() -> None:
+    """The turn-latency fix (evals/reports/bench_consult.md): worker threads sleep between model calls."""
+    options = session_options(2)
+    assert options.intra_op_num_threads == 2
+    assert options.get_session_config_entry("session.intra_op.allow_spinning") == "0"
+    assert options.get_session_config_entry("session.inter_op.allow_spinning") == "0"
+
+
 def test_backends_have_distinct_names() -> None:
     # A knowledge base records the name; the int8 and fp32 vectors differ, so the names must too.
     assert get_embedder("onnx").name != get_embedder("sentence-transformers").name

@@ -146,10 +146,7 @@ class OnnxMiniLMEmbedder:
         self._tokenizer.no_padding()
         self._pad_id = self._tokenizer.token_to_id("[PAD]") or 0
 
-        options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads = num_threads or min(_available_cores(), _MAX_ONNX_THREADS)
-        options.inter_op_num_threads = 1
-        options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
+        options = session_options(num_threads or min(_available_cores(), _MAX_ONNX_THREADS))
         self._session = onnxruntime.InferenceSession(
             str(model_path), options, providers=["CPUExecutionProvider"]
         )
@@ -198,6 +195,28 @@ class OnnxMiniLMEmbedder:
         summed = (output * mask).sum(axis=1)
         counts = np.clip(mask.sum(axis=1), 1e-9, None)
         return _l2_normalise(summed / counts)
+
+
+def session_options(threads: int) -> Any:
+    """onnxruntime options for a model run inside a consult turn: ``threads`` intra-op threads that sleep
+    instead of spinning between calls.
+
+    Why no spinning: by default onnxruntime's worker threads busy-wait after each run for the next one. A
+    turn interleaves short model calls (the embedder, the reader) with Python work (ranking, chains,
+    checkpoints) on the same two cores, so the spinning workers took CPU from the very thread that would
+    call them next. Measured with 50 offline consults on the default KB (three interleaved pairs, load
+    average 2.5–2.9 from the runs themselves): turn p50 0.53–0.56 s with spinning, 0.41–0.47 s without, and
+    the process used 43–49 CPU-seconds instead of 54–60 for the same answers (evals/reports/bench_consult.md).
+    """
+    import onnxruntime
+
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    options.add_session_config_entry("session.inter_op.allow_spinning", "0")
+    return options
 
 
 def pad_encodings(encodings: Sequence[Any], pad_id: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

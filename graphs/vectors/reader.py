@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from graphs.vectors.embedding import ASSETS_DIR, pad_encodings
+from graphs.vectors.embedding import ASSETS_DIR, pad_encodings, session_options
 
 SHIPPED_READER_DIR = Path(__file__).resolve().parents[2] / "data" / "reader"
 """Where the project ships the reader (``data/reader/``: weights, reader.json, CARD.md)."""
@@ -106,10 +106,7 @@ class EvidenceReader:
         self._question_tokenizer.no_truncation()
         self._question_tokenizer.no_padding()
         self._pad_id = self._tokenizer.token_to_id("[PAD]") or 0
-        options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads = num_threads or 2
-        options.inter_op_num_threads = 1
-        options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
+        options = session_options(num_threads or 2)
         try:
             self._session = onnxruntime.InferenceSession(
                 str(self.spec.model_file), options, providers=["CPUExecutionProvider"]
