@@ -1,0 +1,216 @@
+"""Fine-tune the MiniLM embedder as a retrieval encoder; measure it dense-only (an experiment, not shipped).
+
+Why: issue 18 asks bioasq-full recall@10 ≥ 0.82; the fused ranking has 0.762 with the off-the-shelf encoder
+(dense alone 0.652; evals/reports/retrieval_bioasq-full.md). The reader did not lift the fused ranking
+(evals/reports/reader_dev.md), so this tries the other half: a query/passage encoder trained on the same
+labelled, evaluation-disjoint pairs as the reader.
+
+How: ``train`` reads the reader's pairs (``python -m evals.reader_data --out PAIRS``: the split, exclusions
+and disjointness test of data/reader/CARD.md apply unchanged), keeps the passage-level training pairs
+(BioASQ gold snippets, MedQuAD own answers, PubMedQA own abstracts; ``split == "train"``), and makes up to
+four (question, positive, hard negative) triplets per question, the hard negative one of the question's own
+BM25-mined or same-focus negatives. Loss: multiple-negatives ranking (in-batch and hard negatives, cosine ×
+20), one triplet per question per batch (a second positive of the same question would be a false negative),
+AdamW lr 3e-5, linear warm-up 8 % and decay over one epoch, seed 13, 2 threads; saves every
+``SAVE_EVERY`` steps and resumes from the last save. ``eval`` embeds with mean pooling (as the shipped
+encoder) and reports dense-only numbers: recall@10 / success@10 of the BioASQ questions of a file over all
+20,585 snippets (distinct texts; recall's denominator min(10, gold texts)), and medquad-consumer success@1/@10
+over the same-focus MedQuAD answers plus 800 answers of other foci (a stand-in: the product ranks 120-word
+evidence units). Results: evals/reports/retriever_finetune.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from evals.train_reader import model_dir
+from graphs.model.settings import Settings
+
+SEED = 13
+BATCH = 32
+POSITIVES_PER_QUESTION = 4
+SAVE_EVERY = 50
+SOURCES = ("bioasq", "medquad", "pubmedqa")
+
+
+def triplets(pairs_file: Path, rng: random.Random) -> list[tuple[str, str, str, str | None]]:
+    """(question key, question, positive, hard negative or None) for the training split's passage pairs."""
+    by_question: dict[str, dict[str, Any]] = defaultdict(lambda: {"q": "", "pos": [], "neg": []})
+    with pairs_file.open(encoding="utf-8") as handle:
+        for line in handle:
+            pair = json.loads(line)
+            if pair["split"] != "train" or pair["source"] not in SOURCES:
+                continue
+            row = by_question[f"{pair['source']}:{pair['qid']}"]
+            row["q"] = pair["question"]
+            row["pos" if pair["label"] else "neg"].append(pair["passage"])
+    out = [
+        (key, row["q"], positive, rng.choice(row["neg"]) if row["neg"] else None)
+        for key, row in by_question.items()
+        for positive in row["pos"][:POSITIVES_PER_QUESTION]
+    ]
+    rng.shuffle(out)
+    return out
+
+
+def batches(items: list[tuple[str, str, str, str | None]]) -> list[list[tuple[str, str, str, str | None]]]:
+    """Batches of ``BATCH`` triplets with one triplet per question, in a fixed order."""
+    out, pending = [], items
+    while pending:
+        seen: set[str] = set()
+        batch, rest = [], []
+        for item in pending:
+            if item[0] not in seen and len(batch) < BATCH:
+                batch.append(item)
+                seen.add(item[0])
+            else:
+                rest.append(item)
+        out.append(batch)
+        pending = rest
+    return out
+
+
+def train(args: argparse.Namespace) -> None:
+    import torch
+    import torch.nn.functional as F
+    from transformers import AutoModel, AutoTokenizer, get_linear_schedule_with_warmup
+
+    torch.set_num_threads(2)
+    torch.manual_seed(SEED)
+    plan = batches(triplets(args.pairs, random.Random(SEED)))
+    state_file = args.out / "progress.json"
+    done = json.loads(state_file.read_text())["step"] if state_file.exists() else 0
+    source = args.out if done else model_dir()
+    tokenizer = AutoTokenizer.from_pretrained(source)
+    model = AutoModel.from_pretrained(source)
+    model.train()
+    optimiser = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.01)
+    schedule = get_linear_schedule_with_warmup(optimiser, int(0.08 * len(plan)), len(plan))
+    for _ in range(done):  # resume: the schedule where it stopped (optimiser moments restart)
+        schedule.step()
+
+    def encode(texts: list[str], length: int) -> Any:
+        feats = tokenizer(texts, padding=True, truncation=True, max_length=length, return_tensors="pt")
+        hidden = model(**feats).last_hidden_state
+        mask = feats["attention_mask"].unsqueeze(-1).float()
+        return F.normalize((hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9), dim=-1)
+
+    started = time.time()
+    step = done
+    for step in range(done, len(plan)):
+        batch = plan[step]
+        queries = encode([t[1] for t in batch], 64)
+        passages = encode([t[2] for t in batch] + [t[3] for t in batch if t[3]], 192)
+        loss = F.cross_entropy(20.0 * queries @ passages.T, torch.arange(len(batch)))
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimiser.step()
+        schedule.step()
+        optimiser.zero_grad()
+        finished = step + 1
+        out_of_time = time.time() - started > args.max_minutes * 60
+        if finished % SAVE_EVERY == 0 or finished == len(plan) or out_of_time:
+            model.save_pretrained(args.out)
+            tokenizer.save_pretrained(args.out)
+            state_file.write_text(json.dumps({"step": finished, "of": len(plan)}))
+            print(
+                f"step {finished}/{len(plan)} loss {loss.item():.4f} {time.time() - started:.0f} s",
+                flush=True,
+            )
+        if out_of_time:
+            break
+
+
+def embed(model_path: Path, texts: list[str], length: int) -> np.ndarray:
+    import torch
+    import torch.nn.functional as F
+    from transformers import AutoModel, AutoTokenizer
+
+    torch.set_num_threads(2)
+    tokenizer = AutoTokenizer.from_pretrained(model_path)
+    model = AutoModel.from_pretrained(model_path).eval()
+    out = np.zeros((len(texts), 384), np.float32)
+    order = np.argsort([len(t) for t in texts])
+    with torch.no_grad():
+        for i in range(0, len(texts), 64):
+            idx = order[i : i + 64]
+            feats = tokenizer(
+                [texts[j] for j in idx], padding=True, truncation=True, max_length=length, return_tensors="pt"
+            )
+            hidden = model(**feats).last_hidden_state
+            mask = feats["attention_mask"].unsqueeze(-1).float()
+            out[idx] = F.normalize((hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9), dim=-1).numpy()
+    return out
+
+
+def bioasq_dense(model_path: Path, questions_file: Path, data: Path) -> tuple[float, float]:
+    """Dense-only recall@10 and success@10 of ``questions_file`` over all BioASQ snippets."""
+    with (data / "corpus" / "bioasq_snippets.jsonl").open(encoding="utf-8") as handle:
+        snippets = [json.loads(line) for line in handle]
+    questions = [json.loads(line) for line in questions_file.read_text(encoding="utf-8").splitlines()]
+    pool = embed(model_path, [s["text"] for s in snippets], 256)
+    scores = embed(model_path, [q["question"] for q in questions], 64) @ pool.T
+    text_of = {s["id"]: s["text"] for s in snippets}
+    recall, success = [], []
+    for i, question in enumerate(questions):
+        gold = {text_of[g] for g in question["gold_snippet_ids"] if g in text_of}
+        hits = {snippets[j]["text"] for j in np.argsort(-scores[i])[:10]} & gold
+        recall.append(len(hits) / max(1, min(10, len(gold))))
+        success.append(bool(hits))
+    return float(np.mean(recall)), float(np.mean(success))
+
+
+def medquad_dense(model_path: Path, data: Path) -> tuple[float, float]:
+    """Dense-only document success@1 and @10 of medquad-consumer over same-focus answers + 800 others."""
+    questions_file = Path(__file__).resolve().parent / "data" / "medquad_consumer.jsonl"
+    questions = [json.loads(line) for line in questions_file.read_text(encoding="utf-8").splitlines()]
+    with (data / "corpus" / "medquad_answered.jsonl").open(encoding="utf-8") as handle:
+        rows = [r for r in map(json.loads, handle) if r["source"] not in ("GARD", "GHR")]
+    gold = {g for q in questions for g in q["gold_ids"]}
+    foci = {r["focus"] for r in rows if r["id"] in gold}
+    others = [r for r in rows if r["focus"] not in foci]
+    pool = [r for r in rows if r["focus"] in foci] + random.Random(7).sample(others, 800)
+    scores = (
+        embed(model_path, [q["question"] for q in questions], 64)
+        @ embed(model_path, [r["answer"][:1500] for r in pool], 256).T
+    )
+    top = [[pool[j]["id"] for j in np.argsort(-scores[i])[:10]] for i in range(len(questions))]
+    at1 = np.mean([t[0] in q["gold_ids"] for t, q in zip(top, questions, strict=True)])
+    at10 = np.mean([bool(set(t) & set(q["gold_ids"])) for t, q in zip(top, questions, strict=True)])
+    return float(at1), float(at10)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    fit = sub.add_parser("train")
+    fit.add_argument("--pairs", type=Path, required=True, help="python -m evals.reader_data --out PAIRS")
+    fit.add_argument("--out", type=Path, required=True)
+    fit.add_argument("--lr", type=float, default=3e-5)
+    fit.add_argument("--max-minutes", type=float, default=120)
+    check = sub.add_parser("eval")
+    check.add_argument("model", help="a trained model directory, or 'base' for all-MiniLM-L6-v2")
+    check.add_argument("--questions", type=Path, default=Path("evals/data/bioasq_dev.jsonl"))
+    args = parser.parse_args()
+    if args.command == "train":
+        args.out.mkdir(parents=True, exist_ok=True)
+        train(args)
+        return
+    path = model_dir() if args.model == "base" else Path(args.model)
+    data = Settings().shared_data_dir
+    recall, success = bioasq_dense(path, args.questions, data)
+    print(f"{args.model} {args.questions.name}: dense recall@10 {recall:.3f} success@10 {success:.3f}")
+    at1, at10 = medquad_dense(path, data)
+    print(f"{args.model} medquad-consumer (stand-in pool): success@1 {at1:.3f} success@10 {at10:.3f}")
+
+
+if __name__ == "__main__":
+    main()
