@@ -116,7 +116,6 @@ def test_onnx_matches_sentence_transformers_reference() -> None:
     assert cosines.min() > 0.98, cosines
 
 
-@pytest.mark.torch
 def test_model_sessions_do_not_spin_between_calls() -> None:
     """The turn-latency fix (evals/reports/bench_consult.md): worker threads sleep between model calls."""
     options = session_options(2)
@@ -125,6 +124,7 @@ def test_model_sessions_do_not_spin_between_calls() -> None:
     assert options.get_session_config_entry("session.inter_op.allow_spinning") == "0"
 
 
+@pytest.mark.torch
 def test_backends_have_distinct_names() -> None:
     # A knowledge base records the name; the int8 and fp32 vectors differ, so the names must too.
     assert get_embedder("onnx").name != get_embedder("sentence-transformers").name
