@@ -173,6 +173,15 @@ def test_the_named_answer_votes_with_and_without_the_kg(tiny_kb: KnowledgeBase) 
     assert all("diabetes" not in c.name.lower() for c in with_kg)
 
 
+def test_tied_names_keep_the_order_the_evidence_gives_them(tiny_kb: KnowledgeBase) -> None:
+    """One sentence naming two drugs gives both the same votes: they are listed as the source lists them
+    (alphabetical order led hypothyroidism's symptoms with "depression" in a newcomer trial)."""
+    for first, second in (("Metformin", "Insulin"), ("Insulin", "Metformin")):
+        read = [read_of(f"{first} and {second} are drugs used in diabetes.", 2.0)]
+        names = [c.name.lower() for c in vote(tiny_kb, "Which drugs are used in diabetes?", set(), read)]
+        assert names == [first.lower(), second.lower()]
+
+
 def test_no_name_when_the_question_names_no_kind(tiny_kb: KnowledgeBase) -> None:
     read = [read_of("Metformin is the first-line drug for type 2 diabetes.", 3.0)]
     assert vote(tiny_kb, "What is the cause of type 2 diabetes?", set(), read) == []

@@ -177,7 +177,9 @@ def vote(
             cand.facts = [f for i in cand.entity_ids for f in linked.get(i, [])][:2]
             if cand.facts:
                 cand.votes += KG_SUPPORT
-    return sorted(cands, key=lambda c: (-c.votes, c.name.lower()))
+    # Ties keep the order the evidence names them in ("fatigue, weight gain, …, depression"): a source lists
+    # the common ones first, and an alphabetical tie-break led hypothyroidism's answer with "depression".
+    return sorted(cands, key=lambda c: -c.votes)
 
 
 def in_question(key: str, asked: str) -> bool:
