@@ -97,18 +97,12 @@ def train(args: argparse.Namespace) -> None:
     for _ in range(done):  # resume: the schedule where it stopped (optimiser moments restart)
         schedule.step()
 
-    def encode(texts: list[str], length: int) -> Any:
-        feats = tokenizer(texts, padding=True, truncation=True, max_length=length, return_tensors="pt")
-        hidden = model(**feats).last_hidden_state
-        mask = feats["attention_mask"].unsqueeze(-1).float()
-        return F.normalize((hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9), dim=-1)
-
     started = time.time()
     step = done
     for step in range(done, len(plan)):
         batch = plan[step]
-        queries = encode([t[1] for t in batch], 64)
-        passages = encode([t[2] for t in batch] + [t[3] for t in batch if t[3]], 192)
+        queries = mean_pooled(model, tokenizer, [t[1] for t in batch], 64)
+        passages = mean_pooled(model, tokenizer, [t[2] for t in batch] + [t[3] for t in batch if t[3]], 192)
         loss = F.cross_entropy(20.0 * queries @ passages.T, torch.arange(len(batch)))
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -129,35 +123,48 @@ def train(args: argparse.Namespace) -> None:
             break
 
 
-def embed(model_path: Path, texts: list[str], length: int) -> np.ndarray:
-    import torch
+def mean_pooled(model: Any, tokenizer: Any, texts: list[str], length: int) -> Any:
+    """Unit vectors of ``texts``: the mean of the token states under the attention mask, as the shipped
+    encoder pools (training and evaluation share it)."""
     import torch.nn.functional as F
-    from transformers import AutoModel, AutoTokenizer
 
-    torch.set_num_threads(2)
-    tokenizer = AutoTokenizer.from_pretrained(model_path)
-    model = AutoModel.from_pretrained(model_path).eval()
-    out = np.zeros((len(texts), 384), np.float32)
-    order = np.argsort([len(t) for t in texts])
-    with torch.no_grad():
-        for i in range(0, len(texts), 64):
-            idx = order[i : i + 64]
-            feats = tokenizer(
-                [texts[j] for j in idx], padding=True, truncation=True, max_length=length, return_tensors="pt"
-            )
-            hidden = model(**feats).last_hidden_state
-            mask = feats["attention_mask"].unsqueeze(-1).float()
-            out[idx] = F.normalize((hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9), dim=-1).numpy()
-    return out
+    feats = tokenizer(texts, padding=True, truncation=True, max_length=length, return_tensors="pt")
+    hidden = model(**feats).last_hidden_state
+    mask = feats["attention_mask"].unsqueeze(-1).float()
+    return F.normalize((hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9), dim=-1)
 
 
-def bioasq_dense(model_path: Path, questions_file: Path, data: Path) -> tuple[float, float]:
+class Encoder:
+    """A model loaded once for every text an evaluation embeds."""
+
+    def __init__(self, model_path: Path) -> None:
+        import torch
+        from transformers import AutoModel, AutoTokenizer
+
+        torch.set_num_threads(2)
+        self.tokenizer = AutoTokenizer.from_pretrained(model_path)
+        self.model = AutoModel.from_pretrained(model_path).eval()
+
+    def embed(self, texts: list[str], length: int) -> np.ndarray:
+        """Vectors in the texts' order, computed in batches of similar length."""
+        import torch
+
+        out = np.zeros((len(texts), 384), np.float32)
+        order = np.argsort([len(t) for t in texts])
+        with torch.no_grad():
+            for i in range(0, len(texts), 64):
+                idx = order[i : i + 64]
+                out[idx] = mean_pooled(self.model, self.tokenizer, [texts[j] for j in idx], length).numpy()
+        return out
+
+
+def bioasq_dense(encoder: Encoder, questions_file: Path, data: Path) -> tuple[float, float]:
     """Dense-only recall@10 and success@10 of ``questions_file`` over all BioASQ snippets."""
     with (data / "corpus" / "bioasq_snippets.jsonl").open(encoding="utf-8") as handle:
         snippets = [json.loads(line) for line in handle]
     questions = [json.loads(line) for line in questions_file.read_text(encoding="utf-8").splitlines()]
-    pool = embed(model_path, [s["text"] for s in snippets], 256)
-    scores = embed(model_path, [q["question"] for q in questions], 64) @ pool.T
+    pool = encoder.embed([s["text"] for s in snippets], 256)
+    scores = encoder.embed([q["question"] for q in questions], 64) @ pool.T
     text_of = {s["id"]: s["text"] for s in snippets}
     recall, success = [], []
     for i, question in enumerate(questions):
@@ -168,7 +175,7 @@ def bioasq_dense(model_path: Path, questions_file: Path, data: Path) -> tuple[fl
     return float(np.mean(recall)), float(np.mean(success))
 
 
-def medquad_dense(model_path: Path, data: Path) -> tuple[float, float]:
+def medquad_dense(encoder: Encoder, data: Path) -> tuple[float, float]:
     """Dense-only document success@1 and @10 of medquad-consumer over same-focus answers + 800 others."""
     questions_file = Path(__file__).resolve().parent / "data" / "medquad_consumer.jsonl"
     questions = [json.loads(line) for line in questions_file.read_text(encoding="utf-8").splitlines()]
@@ -179,8 +186,8 @@ def medquad_dense(model_path: Path, data: Path) -> tuple[float, float]:
     others = [r for r in rows if r["focus"] not in foci]
     pool = [r for r in rows if r["focus"] in foci] + random.Random(7).sample(others, 800)
     scores = (
-        embed(model_path, [q["question"] for q in questions], 64)
-        @ embed(model_path, [r["answer"][:1500] for r in pool], 256).T
+        encoder.embed([q["question"] for q in questions], 64)
+        @ encoder.embed([r["answer"][:1500] for r in pool], 256).T
     )
     top = [[pool[j]["id"] for j in np.argsort(-scores[i])[:10]] for i in range(len(questions))]
     at1 = np.mean([t[0] in q["gold_ids"] for t, q in zip(top, questions, strict=True)])
@@ -204,11 +211,11 @@ def main() -> None:
         args.out.mkdir(parents=True, exist_ok=True)
         train(args)
         return
-    path = model_dir() if args.model == "base" else Path(args.model)
+    encoder = Encoder(model_dir() if args.model == "base" else Path(args.model))
     data = Settings().shared_data_dir
-    recall, success = bioasq_dense(path, args.questions, data)
+    recall, success = bioasq_dense(encoder, args.questions, data)
     print(f"{args.model} {args.questions.name}: dense recall@10 {recall:.3f} success@10 {success:.3f}")
-    at1, at10 = medquad_dense(path, data)
+    at1, at10 = medquad_dense(encoder, data)
     print(f"{args.model} medquad-consumer (stand-in pool): success@1 {at1:.3f} success@10 {at10:.3f}")
 
 
