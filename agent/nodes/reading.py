@@ -15,22 +15,23 @@ eighth. ``RANK_PENALTY`` was chosen on bioasq-dev only (exact answer in the key 
 sentence from a gold snippet; evals/reports/answer_eval_bioasq_dev.md).
 
 A turn reads each sentence once: sufficiency and the answer node ask for the same (question, passages) and
-get the memoised result, and a later round reads only the sentences its new passages add (dynamic int8
-quantisation moves a score by ≤ ~0.13 logit with its batch companions, so a sentence read in an earlier
-round keeps that round's score). When the reader is unavailable (weights missing or damaged) this returns
-``None`` and callers fall back to the cosine rule, which ``KnowledgeBase.warnings`` says in the answer.
+get the same reading, and a later round reads only the sentences its new passages add (both remembered by
+graphs/vectors/batch_memo.BatchMemo; dynamic int8 quantisation moves a score by ≤ ~0.13 logit with its batch
+companions, so a sentence read in an earlier round keeps that round's score). When the reader is unavailable
+(weights missing or damaged) this returns ``None`` and callers fall back to the cosine rule, which
+``KnowledgeBase.warnings`` says in the answer.
 """
 
 from __future__ import annotations
 
 import re
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass
 
 from agent.nodes.focus import sentences
 from agent.state import EvidenceRec
 from graphs.kb import KnowledgeBase
+from graphs.vectors.batch_memo import BatchMemo
+from graphs.vectors.reader import EvidenceReader
 
 READ_PASSAGES = 6
 MAX_READ = 36
@@ -43,6 +44,7 @@ MAX_CHARS = 500
 RANK_PENALTY = 0.25
 """Logits subtracted per passage rank (0 for the first passage); chosen on bioasq-dev."""
 _MEMO_SIZE = 64
+"""Questions whose sentence logits are remembered (at ``MAX_READ`` sentences each)."""
 
 
 @dataclass(frozen=True)
@@ -107,11 +109,11 @@ def candidate_sentences(evidence: list[EvidenceRec]) -> list[tuple[EvidenceRec, 
     return out
 
 
-_MEMO: OrderedDict[tuple[str, str, tuple[str, ...]], list[ReadSentence]] = OrderedDict()
-_LOGITS: OrderedDict[tuple[str, str], dict[str, float]] = OrderedDict()
-"""(KB version, question) → sentence → logit: a turn's later rounds re-rank mostly the same passages, so
-only sentences not read yet for this question are read (a turn has 2.4 rounds on average offline)."""
-_MEMO_LOCK = threading.Lock()
+_LOGITS: BatchMemo[tuple[str, str, str], float] = BatchMemo(_MEMO_SIZE * MAX_READ)
+"""(KB version, question, sentence) → logit: a turn's later rounds re-rank mostly the same passages, so only
+sentences not read yet for this question are read (a turn has 2.4 rounds on average offline)."""
+_READINGS: BatchMemo[tuple[str, str, tuple[str, ...]], list[ReadSentence]] = BatchMemo(_MEMO_SIZE)
+"""(KB version, question, top passage ids) → the reading: sufficiency and the answer node get the same one."""
 
 
 def read_evidence(kb: KnowledgeBase, question: str, evidence: list[EvidenceRec]) -> list[ReadSentence] | None:
@@ -120,16 +122,24 @@ def read_evidence(kb: KnowledgeBase, question: str, evidence: list[EvidenceRec])
     if reader is None:
         return None
     key = (kb.version, question, tuple(ev["id"] for ev in evidence[:READ_PASSAGES]))
-    with _MEMO_LOCK:
-        if key in _MEMO:
-            _MEMO.move_to_end(key)
-            return _MEMO[key]
-        known = dict(_LOGITS.get((kb.version, question), {}))
+    return _READINGS.get_many([key], lambda _: [_read(kb, reader, question, evidence)])[0]
+
+
+def _read(
+    kb: KnowledgeBase, reader: EvidenceReader, question: str, evidence: list[EvidenceRec]
+) -> list[ReadSentence]:
+    """One reading: every candidate sentence scored, best first (the logits read before are reused)."""
     cands = candidate_sentences(evidence)
     texts = [ev["text"][s:e] for ev, s, e, _ in cands]
-    fresh = sorted({t for t in texts if t not in known})
-    known.update(zip(fresh, (float(x) for x in reader.logits(question, fresh)), strict=True))
-    logits = [known[t] for t in texts]
+    # Unread sentences go to the reader in one fixed (sorted) batch: a dynamic-int8 score moves with its batch
+    # companions, and the order it had before the shared memo keeps every score bit for bit.
+    ordered = sorted(set(texts))
+    keys = [(kb.version, question, t) for t in ordered]
+    known = _LOGITS.get_many(
+        keys, lambda new: [float(x) for x in reader.logits(question, [t for *_, t in new])]
+    )
+    logit_of = dict(zip(ordered, known, strict=True))
+    logits = [logit_of[t] for t in texts]
     probabilities = reader.probabilities_of(logits)
     read = [
         ReadSentence(
@@ -146,18 +156,10 @@ def read_evidence(kb: KnowledgeBase, question: str, evidence: list[EvidenceRec])
         for (ev, s, e, rank), text, logit, p in zip(cands, texts, logits, probabilities, strict=True)
     ]
     read.sort(key=lambda r: (-r.score, r.rank, r.start))
-    with _MEMO_LOCK:
-        _MEMO[key] = read
-        _LOGITS[(kb.version, question)] = known
-        _LOGITS.move_to_end((kb.version, question))
-        for memo in (_MEMO, _LOGITS):
-            while len(memo) > _MEMO_SIZE:
-                memo.popitem(last=False)
     return read
 
 
 def forget() -> None:
     """Drop every memoised reading (benchmarks time a cold read; tests swap the reader)."""
-    with _MEMO_LOCK:
-        _MEMO.clear()
-        _LOGITS.clear()
+    _READINGS.clear()
+    _LOGITS.clear()
