@@ -7,7 +7,9 @@ same embedder and the same text construction the builder uses, for the *full* de
 
 Run from the repository root: ``python data/derive_embeddings.py [--backend onnx]``, with
 ``--questions`` for the documents' questions (the question index's vectors, a separate part file), and with
-``--literature`` for the PubMed passages of the ``literature`` profile (another part file).
+``--literature`` for the PubMed passages of the ``literature`` profile (another part file). ``--search``
+computes the search encoder's vectors of the evidence instead (graphs/vectors/search_encoder.py; its own
+files ``search-onnx-int8.npz`` and, with ``--literature``, ``search-onnx-int8-literature.npz``).
 """
 
 from __future__ import annotations
@@ -34,16 +36,18 @@ from graphs.building.default_kb import (  # noqa: E402
     default_sources,
     literature_sources,
 )
-from graphs.building.embed_stage import entity_text, evidence_text  # noqa: E402
+from graphs.building.embed_stage import entity_text, evidence_text, search_text  # noqa: E402
 from graphs.building.linking import adopt_focus_names, link_documents  # noqa: E402
 from graphs.building.loaders import LoadReport  # noqa: E402
 from graphs.text.ner import DictionaryMatcher  # noqa: E402
-from graphs.vectors.embedding import get_embedder  # noqa: E402
+from graphs.vectors.embedding import Embedder, get_embedder  # noqa: E402
 from graphs.vectors.embedding_cache import EmbeddingCache, text_key  # noqa: E402
 from graphs.vectors.question_index import question_items  # noqa: E402
+from graphs.vectors.search_encoder import get_search_encoder  # noqa: E402
 
 SLICE = REPO / "tests" / "fixtures" / "slice" / "medquad.jsonl"
 CACHE_NAME = {"onnx": "minilm-onnx-int8.npz", "sentence-transformers": "minilm-st-fp32.npz"}
+SEARCH_CACHE_NAME = "search-onnx-int8.npz"
 
 
 def _entity_texts(entities: dict, degree: Counter[str], docs: list, matcher: DictionaryMatcher) -> list[str]:
@@ -74,12 +78,14 @@ def questions_to_embed(data_dir: Path) -> list[str]:
     return [q for _, q in question_items((d.id, d.title) for d in [*core, *rest])]
 
 
-def literature_to_embed(data_dir: Path) -> list[str]:
+def literature_to_embed(data_dir: Path, with_entities: bool = True) -> list[str]:
     """The texts a ``literature`` build embeds beyond the main file: its PubMed passages (a chunk's text does
     not depend on its keyword entity), then the entities as that build names them — mostly one document
     entity per passage that links to no KG entity (6.8 k), which a fresh build would otherwise embed."""
     report = LoadReport()
     docs = load_documents(literature_sources(data_dir), report, None)
+    if not with_entities:  # the search encoder's texts (graphs/building/embed_stage.py ``search_text``)
+        return [search_text(ev, doc.title) for doc in docs for ev in make_evidence(doc, "")]
     passages = [evidence_text(ev, doc.title) for doc in docs for ev in make_evidence(doc, "")]
     kg, corpus = default_sources(data_dir)
     entities, degree = kg_with_degrees(kg, report)
@@ -89,10 +95,11 @@ def literature_to_embed(data_dir: Path) -> list[str]:
     return passages + _entity_texts(entities, degree, [*core, *docs], matcher)
 
 
-def texts_to_embed(data_dir: Path) -> list[str]:
+def texts_to_embed(data_dir: Path, with_entities: bool = True, full: bool = True) -> list[str]:
     """Every text a default build embeds, most needed first: the evidence of the test slice's MedQuAD
     rows (so the test suite runs on cached vectors), core evidence, entities (as a core build and as a full
-    build names them), then GARD/GHR evidence."""
+    build names them; left out with ``with_entities=False``), then GARD/GHR evidence (left out with
+    ``full=False``)."""
     report = LoadReport()
     kg, corpus = default_sources(data_dir)
     entities, degree = kg_with_degrees(kg, report)
@@ -112,8 +119,9 @@ def texts_to_embed(data_dir: Path) -> list[str]:
             target = rest
         else:
             target = core
-        target.extend(evidence_text(ev, doc.title) for ev in make_evidence(doc, keyword[doc.id]))
-    return first + core + entity_texts + rest
+        text = evidence_text if with_entities else search_text  # the search encoder's (titles as a build)
+        target.extend(text(ev, doc.title) for ev in make_evidence(doc, keyword[doc.id]))
+    return first + core + (entity_texts if with_entities else []) + (rest if full else [])
 
 
 def pruned(cache: EmbeddingCache, keep: set[bytes]) -> EmbeddingCache:
@@ -147,21 +155,29 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="embed the literature profile's PubMed passages into the '-literature' part",
     )
+    parser.add_argument(
+        "--search",
+        action="store_true",
+        help="the search encoder's evidence vectors (search-onnx-int8.npz, or its -literature part)",
+    )
     args = parser.parse_args(argv)
-    embedder = get_embedder(args.backend)
-    name = CACHE_NAME[args.backend]
+    embedder: Embedder = get_search_encoder() if args.search else get_embedder(args.backend)
+    main_name = SEARCH_CACHE_NAME if args.search else CACHE_NAME[args.backend]
+    name = main_name
     if args.questions:
         name = name.replace(".npz", "-questions.npz")
         wanted = questions_to_embed(args.data)
     elif args.literature:
         name = name.replace(".npz", "-literature.npz")
-        wanted = literature_to_embed(args.data)
+        wanted = literature_to_embed(args.data, with_entities=not args.search)
     else:
-        wanted = texts_to_embed(args.data)
+        # The search vectors ship for the core profile only (the default KB): GARD/GHR's 55 k more units would
+        # add ~40 MB for the rarely built ``--full`` profile, which embeds them at build time instead.
+        wanted = texts_to_embed(args.data, with_entities=not args.search, full=not args.search)
     cache = EmbeddingCache(args.data / "embeddings" / name, embedder.dim)
     texts = list(dict.fromkeys(wanted))
-    if name != CACHE_NAME[args.backend]:  # a part file holds only what the main file lacks
-        main_file = EmbeddingCache(args.data / "embeddings" / CACHE_NAME[args.backend], embedder.dim)
+    if name != main_name:  # a part file holds only what the main file lacks
+        main_file = EmbeddingCache(args.data / "embeddings" / main_name, embedder.dim)
         texts = [t for t in texts if main_file.get(text_key(embedder.name, t)) is None]
         cache = pruned(cache, {text_key(embedder.name, t) for t in texts})
     todo = [t for t in texts if cache.get(text_key(embedder.name, t)) is None]

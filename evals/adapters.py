@@ -129,6 +129,7 @@ def rank_evidence(
     credit_twins: bool = True,
     lexical: bool = True,
     question_index: bool = True,
+    search_encoder: bool = True,
 ) -> list[tuple[str, float]]:
     """``evidence_rank``: (evidence id, final score) best first. No word budget (K is the cut here)."""
     ordered = sorted(candidate_ids, key=lambda i: (-(graph_scores or {}).get(i, 0.0), i))
@@ -140,6 +141,7 @@ def rank_evidence(
         "vector_k": vector_k,
         "top_k": top_k,
         "word_budget": 50_000,
+        "search_encoder": search_encoder,
     }
     if methods is not None:
         fields["methods"] = list(methods)

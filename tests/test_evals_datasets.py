@@ -134,12 +134,16 @@ def test_every_dataset_has_a_loader_and_a_kb_plan() -> None:
         "bioasq-dev",
         "bioasq-test",
         "bioasq-full",
+        "bioasq-dev-full",
         "bioasq-ci",
         "pubmedqa",
         "medquad-consumer",
         "medquad-consumer-ci",
     }
     assert DATASETS["medquad-consumer"].recipe is None  # runs on the default KB
+    # The dev questions on the held-out set's full pool: tuning for it without reading its questions.
+    assert DATASETS["bioasq-dev-full"].recipe is DATASETS["bioasq-full"].recipe
+    assert "held out" not in DATASETS["bioasq-dev-full"].load(2).description
     recipe = DATASETS["bioasq-ci"].recipe
     assert recipe is not None
     assert all(path.exists() for path in recipe(Settings()).files())

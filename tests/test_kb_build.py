@@ -137,6 +137,7 @@ def test_bad_rows_are_skipped_and_reported_with_file_and_line(tmp_path: Path) ->
     assert f"skipped source rows: {len(result.report.issues)} — rows of the source files" in text
     assert "× medquad_bad_lines.jsonl: malformed JSON" in text and "kb info --skipped" in text
     assert "{'target_words'" not in text and "passages of about" in text
+    assert "evidence search evigraph-search-minilm-v1/onnx-int8@" in text  # its search encoder
     listed = CliRunner().invoke(app, ["kb", "info", "--skipped", "--kb-dir", str(tmp_path / "kb")])
     assert "medquad_bad_lines.jsonl:3:" in listed.output.replace("\n", "")
 

@@ -15,10 +15,11 @@ from tools.evidence_rank import (
     EvidenceRankRequest,
     EvidenceRankResult,
     Feature,
+    RankedEvidence,
     evidence_rank,
     evidence_rank_tool,
 )
-from tools.evidence_scoring import DUPLICATE_COSINE, LABEL_BOOST
+from tools.evidence_scoring import DUPLICATE_COSINE, LABEL_BOOST, SEARCH_BLEND
 from tools.idep_features import offline_features
 from tools.ranking import (
     MMR_W_BASE,
@@ -171,6 +172,14 @@ def test_fragments_surface_evidence_for_the_second_aspect(slice_kb: KnowledgeBas
 # ----- hybrid, labels, budget, duplicates -----
 
 
+def dense_scores(evidence: list[RankedEvidence]) -> np.ndarray:
+    """The dense score evidence_rank ranks by: the base cosine blended with the search encoder's."""
+    cosine = np.array([e.scores.cosine for e in evidence])
+    search = np.array([e.scores.search for e in evidence], dtype=float)
+    assert not np.isnan(search).any()  # the slice KB has the search encoder's vectors
+    return (1 - SEARCH_BLEND) * minmax(cosine) + SEARCH_BLEND * minmax(search)
+
+
 def test_hybrid_weight_tilts_between_semantic_and_graph(slice_kb: KnowledgeBase) -> None:
     candidates = topic_evidence(slice_kb, f"T:{GOUT}|treatment", f"T:{GOUT}|causes")[:6]
     graph = {c: float(i) for i, c in enumerate(candidates)}
@@ -179,9 +188,9 @@ def test_hybrid_weight_tilts_between_semantic_and_graph(slice_kb: KnowledgeBase)
         result = rank(
             slice_kb, "What lowers uric acid?", methods=["cosine", "hybrid"], hybrid_weight=weight, **common
         )
-        cosine = np.array([e.scores.cosine for e in result.evidence])
+        dense = dense_scores(result.evidence)
         graph_values = np.array([graph[e.id] for e in result.evidence])
-        expected = (1 - weight) * minmax(cosine) + weight * minmax(graph_values)
+        expected = (1 - weight) * minmax(dense) + weight * minmax(graph_values)
         assert [e.scores.hybrid for e in result.evidence] == pytest.approx(list(expected), abs=1e-5)
         assert result.parameters["hybrid_weight"] == weight
     by_graph = rank(
@@ -204,9 +213,8 @@ def test_hybrid_is_the_mean_of_min_max_rescaled_scores(slice_kb: KnowledgeBase) 
         labels_boost=[],
     )
     assert len(result.evidence) == len(candidates)
-    cosine = np.array([e.scores.cosine for e in result.evidence])
     graph_values = np.array([graph.get(e.id, 0.0) for e in result.evidence])
-    expected = (minmax(cosine) + minmax(graph_values)) / 2
+    expected = (minmax(dense_scores(result.evidence)) + minmax(graph_values)) / 2
     for item, value, raw in zip(result.evidence, expected, graph_values, strict=True):
         assert item.scores.graph == raw
         assert item.scores.hybrid == pytest.approx(value, abs=1e-5)

@@ -20,6 +20,7 @@ import numpy as np
 
 from graphs.kb import KnowledgeBase
 from graphs.model.schema import Evidence
+from graphs.vectors.search_encoder import SEARCH_COLLECTION
 from tools.question_match import question_matches
 
 MAX_CANDIDATES = 1000
@@ -53,10 +54,12 @@ def candidate_pool(
     vector_k: int,
     query: np.ndarray,
     extra: list[tuple[str, Origin]],
+    search_query: np.ndarray | None = None,
 ) -> tuple[list[str], dict[str, list[Origin]], list[str], dict[str, np.ndarray], dict[str, Evidence]]:
     """Requested ids (deduplicated, in order; ids that only have a graph score too), then vector-search
-    hits, then ``extra``; ids with no vector or no record are unknown. Also every candidate's origins, its
-    stored vector (each read once) and its record."""
+    hits (by ``search_query`` over the search encoder's vectors when given, else by ``query``), then
+    ``extra``; ids with no vector or no record are unknown. Also every candidate's origins, its stored base
+    vector (each read once) and its record."""
     origins: dict[str, list[Origin]] = {}
     for evidence_id in [*candidate_ids, *sorted(graph_scores or {})]:
         origins.setdefault(evidence_id, ["candidate"])
@@ -64,8 +67,11 @@ def candidate_pool(
     unknown = [i for i in origins if i not in known]
     for i in unknown:
         del origins[i]
-    if vector_k:
-        for evidence_id, _ in kb.vectors.search("evidence", query, vector_k):
+    if vector_k:  # and the search encoder's nearest when the build has its vectors (search_encoder.py)
+        found = [i for i, _ in kb.vectors.search("evidence", query, vector_k)]
+        if search_query is not None:
+            found += [i for i, _ in kb.vectors.search(SEARCH_COLLECTION, search_query, vector_k)]
+        for evidence_id in dict.fromkeys(found):
             origins.setdefault(evidence_id, []).append("vector")
     for evidence_id, origin in extra:
         if origin not in origins.setdefault(evidence_id, []):
@@ -77,3 +83,18 @@ def candidate_pool(
     records = kb.store.get_evidence([i for i in ids if i in vectors])
     unknown += [i for i in ids if i not in records and i not in unknown]
     return [i for i in ids if i in records], {i: origins[i] for i in ids}, unknown, vectors, records
+
+
+def search_cosines(
+    kb: KnowledgeBase, search_query: np.ndarray | None, ids: list[str], base: np.ndarray
+) -> np.ndarray | None:
+    """Each candidate's cosine to ``search_query`` under the search encoder, or ``None`` without one.
+
+    A candidate with no search vector (not expected in a build that has them) keeps its base cosine
+    (``base``), which is on a similar scale, rather than dropping out of the dense score.
+    """
+    if search_query is None:
+        return None
+    stored = kb.vectors.get_vectors(SEARCH_COLLECTION, ids)
+    probe = np.asarray(search_query, dtype=np.float64)
+    return np.array([float(stored[i] @ probe) if i in stored else float(base[k]) for k, i in enumerate(ids)])

@@ -54,6 +54,7 @@ from tools.evidence_candidates import (
     Origin,
     candidate_pool,
     search_candidates,
+    search_cosines,
 )
 from tools.evidence_scoring import (
     DUPLICATE_COSINE,
@@ -133,6 +134,11 @@ class EvidenceRankRequest(BaseModel):
         "0.5 is BCG's plain average.",
     )
     vector_k: int = Field(default=50, ge=0, le=500, description="Candidates added by vector search.")
+    search_encoder: bool = Field(
+        default=True,
+        description="Search and score by meaning with the trained search encoder when the KB has its "
+        "vectors; false uses the base encoder's evidence vectors.",
+    )
     lexical_k: int | None = Field(
         default=None,
         ge=0,
@@ -234,8 +240,10 @@ def evidence_rank(kb: KnowledgeBase, request: EvidenceRankRequest) -> EvidenceRa
     lexical_k = request.lexical_k if request.lexical_k is not None else (LEXICAL_K if searching else 0)
     question_k = request.question_k if request.question_k is not None else (QUESTION_K if searching else 0)
     extra = search_candidates(kb, query_text, question, query, lexical_k, question_k)
+    searcher = kb.searcher if request.search_encoder else None
+    search_query = searcher.embed_one(query_text) if searcher is not None else None
     ids, origins, unknown, vectors, records = candidate_pool(
-        kb, request.candidate_ids, request.graph_scores, request.vector_k, query, extra
+        kb, request.candidate_ids, request.graph_scores, request.vector_k, query, extra, search_query
     )
     if unknown:
         warnings.append(f"{len(unknown)} unknown evidence id(s) ignored")
@@ -265,6 +273,7 @@ def evidence_rank(kb: KnowledgeBase, request: EvidenceRankRequest) -> EvidenceRa
         records,
         labels,
         (bm25, asked, asked_dense, weights),
+        search_cosines(kb, search_query, ids, matrix @ np.asarray(query, dtype=np.float64)),
     )
     if "hybrid" in methods and not request.graph_scores:
         warnings.append("hybrid needs graph_scores; ranked by the semantic score alone")

@@ -26,6 +26,15 @@ from tools.idep_features import UsedFeature
 from tools.ranking import fragment_matrix, fragment_scores, idep_scores, minmax, mmr_order, near_duplicates
 
 SEMANTIC_METHODS: tuple[str, ...] = ("cosine", "fragment", "idep")
+SEARCH_BLEND = 0.7
+"""Share of the search encoder's rescaled cosine in the dense score (the rest: the base encoder's).
+
+Chosen on the dev sets only (recall@10 / success@1, shipped fusion constants, 2026-11-27; bioasq-dev-full =
+the bioasq-dev questions over all 20,585 snippets): base encoder alone 0.796 / 0.910, medquad-consumer
+0.740 / 0.667, pubmedqa 0.870 / 0.970; blend 0.5 0.811 / 0.910, 0.728 / 0.667, 0.885 / 0.970; **0.7
+0.811 / 0.910, 0.730 / 0.667, 0.883 / 0.970**; search encoder alone 0.818 / 0.910, 0.727 / 0.625,
+0.881 / 0.990. The search encoder alone loses consumer questions their first passage (its MedQuAD training
+questions are templates, evals/reports/retriever_finetune.md); the blend keeps it and most of the gain."""
 DUPLICATE_COSINE = 0.97
 LABEL_BOOST = 0.1
 """Added to the [0, 1] final score of evidence whose label the question asks about (e.g. "treatment").
@@ -36,7 +45,12 @@ MedQuAD consumer questions with the default methods, recall@1 / recall@10 / MRR:
 class ScoreBreakdown(BaseModel):
     """Every score that went into the rank; ``None`` where the method was not used."""
 
-    cosine: float
+    cosine: float = Field(description="Cosine of the query to the passage under the base encoder.")
+    search: float | None = Field(
+        default=None,
+        description="The same under the search encoder, when the build has its vectors; the dense score "
+        "the rank used then.",
+    )
     fragment: float | None = Field(
         default=None, description="1.0 = the best match of some fragment; less by the cosine gap to it."
     )
@@ -78,10 +92,19 @@ def score_candidates(
     records: dict[str, Evidence],
     labels: list[str],
     fused: tuple[np.ndarray, np.ndarray, np.ndarray, FusionWeights],
+    search: np.ndarray | None = None,
 ) -> list[ScoreBreakdown]:
-    """Per-method raw scores, the combined semantic score, hybrid and label boost, as breakdowns."""
+    """Per-method raw scores, the combined semantic score, hybrid and label boost, as breakdowns.
+
+    ``search``, the candidates' cosines under the search encoder (graphs/vectors/search_encoder.py), is the
+    ``cosine`` method's score when given; the base cosine is still reported (the answered model and the
+    sufficiency rule read it, calibrated on the base encoder).
+    """
     cosine = matrix @ np.asarray(query, dtype=np.float64)
-    raw: dict[str, np.ndarray] = {"cosine": cosine}
+    dense = cosine
+    if search is not None:
+        dense = (1.0 - SEARCH_BLEND) * minmax(cosine) + SEARCH_BLEND * minmax(search)
+    raw: dict[str, np.ndarray] = {"cosine": dense}
     best_fragment: np.ndarray | None = None
     if "fragment" in methods and frag_vecs.shape[0]:
         frag_matrix = fragment_matrix(matrix, frag_vecs)
@@ -91,7 +114,7 @@ def score_candidates(
         raw["idep"] = idep_scores(matrix, feat_vecs, np.array([f.usefulness for f in features]))
     rescaled = {m: minmax(raw[m]) for m in SEMANTIC_METHODS if m in methods and m in raw}
     informative = [r for r in rescaled.values() if r.any()]  # a constant score carries no order: skip it
-    semantic = np.mean(informative, axis=0) if informative else minmax(cosine)
+    semantic = np.mean(informative, axis=0) if informative else minmax(dense)
     graph: np.ndarray | None = None
     hybrid: np.ndarray | None = None
     final = semantic
@@ -116,6 +139,7 @@ def score_candidates(
         out.append(
             ScoreBreakdown(
                 cosine=_round(cosine[k]),
+                search=_round(search[k]) if search is not None else None,
                 fragment=_round(raw["fragment"][k]) if "fragment" in raw else None,
                 best_fragment=int(best_fragment[k]) if best_fragment is not None else None,
                 idep=_round(raw["idep"][k]) if "idep" in raw else None,

@@ -228,8 +228,9 @@ def info(
         out.print(f"[bold]EviGraph knowledge base[/] {manifest['kb_version']}  ({build})")
         out.print(
             f"built {manifest.get('created_at')} in {manifest.get('build_seconds')} s · embedder "
-            f"{manifest.get('embedder')} · vectors {manifest.get('vector_backend')} · "
-            f"profile {manifest.get('profile', '-')}"
+            f"{manifest.get('embedder')} · evidence search "
+            f"{manifest.get('search_embedder') or 'by the embedder (no search-encoder vectors)'} · "
+            f"vectors {manifest.get('vector_backend')} · profile {manifest.get('profile', '-')}"
         )
         table = Table("what", "count")
         for k, v in store.counts().items():

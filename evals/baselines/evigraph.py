@@ -44,6 +44,7 @@ class EviGraphConfig:
     credit_twins: bool = True
     lexical: bool = True
     question_index: bool = True
+    search_encoder: bool = True
 
 
 def _merge(into: dict[str, float], scores: dict[str, float]) -> None:
@@ -92,6 +93,7 @@ class EviGraphRetriever:
             credit_twins=self.config.credit_twins,
             lexical=self.config.lexical,
             question_index=self.config.question_index,
+            search_encoder=self.config.search_encoder,
         )
         return [evidence_id for evidence_id, _ in ranked][:k]
 
@@ -105,6 +107,10 @@ ABLATIONS: dict[str, tuple[str, EviGraphConfig]] = {
     "evigraph-no-graph": (
         "no graph candidates (no walk, no path evidence): dense + BM25 + question index, same fusion",
         EviGraphConfig(walk=False, path_evidence=False),
+    ),
+    "evigraph-base-encoder": (
+        "dense search and score with the base encoder's evidence vectors, not the trained search encoder",
+        EviGraphConfig(search_encoder=False),
     ),
     "evigraph-no-lexical": ("without BM25 (candidates and score)", EviGraphConfig(lexical=False)),
     "evigraph-no-question": ("without the question index", EviGraphConfig(question_index=False)),

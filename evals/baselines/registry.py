@@ -11,7 +11,7 @@ from evals.baselines.evigraph import ABLATIONS, EviGraphRetriever
 from evals.baselines.hykge import HyKGERetriever
 from evals.baselines.kgrag import KGRAGRetriever
 from evals.baselines.kgrank import KGRankRetriever
-from evals.baselines.vector import VectorRetriever
+from evals.baselines.vector import SearchVectorRetriever, VectorRetriever
 from graphs.kb import KnowledgeBase
 
 Factory = Callable[[KnowledgeBase, EvidencePool], Retriever]
@@ -19,6 +19,7 @@ Factory = Callable[[KnowledgeBase, EvidencePool], Retriever]
 FACTORIES: dict[str, Factory] = {
     "bm25": lambda kb, pool: BM25Retriever(pool),
     "vector": lambda kb, pool: VectorRetriever(kb),
+    "search-vector": lambda kb, pool: SearchVectorRetriever(kb),
     "kgrag": KGRAGRetriever,
     "kgrank": KGRankRetriever,
     "hykge": lambda kb, pool: HyKGERetriever(kb),

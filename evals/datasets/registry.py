@@ -8,6 +8,7 @@
 | ``pubmedqa`` | 100 PubMedQA test questions | their abstracts + 200 distractor abstracts + full KG |
 | ``medquad-consumer`` | 72 consumer/clinician questions | the default KB (``Settings().kb_root``) |
 | ``bioasq-full`` | the 100 ``bioasq-test`` questions (held out) | all 20,585 BioASQ snippets + full KG + DO |
+| ``bioasq-dev-full`` | the 100 ``bioasq-dev`` questions (tunable) | the ``bioasq-full`` KB |
 | ``medquad-consumer-ci`` | the 16 of them answerable in the test slice | the test-slice KB (built, cached) |
 """
 
@@ -174,6 +175,13 @@ DATASETS: dict[str, DatasetSpec] = {
         "bioasq-full",
         lambda limit: held_out(
             load_bioasq(DATA / "bioasq_test.jsonl", full_pool_corpus(Settings()), "bioasq-full", limit)
+        ),
+        _bioasq_full_recipe,
+    ),
+    "bioasq-dev-full": DatasetSpec(
+        "bioasq-dev-full",
+        lambda limit: load_bioasq(
+            DATA / "bioasq_dev.jsonl", full_pool_corpus(Settings()), "bioasq-dev-full", limit
         ),
         _bioasq_full_recipe,
     ),

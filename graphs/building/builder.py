@@ -22,10 +22,12 @@ from typing import Any
 from graphs.building.chunking import MAX_WORDS, TARGET_WORDS, split_evidence
 from graphs.building.embed_stage import (
     cached_embedder,
+    cached_search_embedder,
     embed_all,
     entity_text,
     evidence_text,
     open_vector_index,
+    search_text,
     topic_vectors,
 )
 from graphs.building.hypergraph import build_topics, extractive_description
@@ -55,6 +57,7 @@ from graphs.stores.embedded import DB_FILE, normalise_name
 from graphs.text.lexical_index import build_from_db as build_lexical
 from graphs.text.ner import DictionaryMatcher
 from graphs.vectors.question_index import QUESTIONS_COLLECTION, question_items
+from graphs.vectors.search_encoder import SEARCH_COLLECTION
 
 Progress = Callable[[str, int, int], None]
 TopicDescriber = Callable[[str, str, list[Evidence]], str]
@@ -79,6 +82,8 @@ class BuildConfig:
     describe_topic: TopicDescriber | None = None
     embedding_caches: Sequence[Path] = ()
     user_embedding_cache: Path | None = None
+    search_encoder: bool = True
+    """Also store the search encoder's evidence vectors (graphs/vectors/search_encoder.py)."""
     name: str = "custom"
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -278,6 +283,11 @@ def build_kb(root: Path, config: BuildConfig, progress: Progress = _no_progress)
         questions = question_items(titles.items())
         embed_all(embedder, index, QUESTIONS_COLLECTION, questions, progress)
         embedder.save()
+        searcher, no_search = cached_search_embedder(config)
+        if searcher is not None:
+            texts = [(e.id, search_text(e, titles[e.document_id])) for e in evidence]
+            embed_all(searcher, index, SEARCH_COLLECTION, texts, progress)
+            searcher.save()
         index.flush()
         index.upsert("topics", *topic_vectors(index, topics))
         index.flush()
@@ -303,6 +313,11 @@ def build_kb(root: Path, config: BuildConfig, progress: Progress = _no_progress)
             "embedder": embedder.name,
             "embedding_backend": config.embedding_backend,
             "embedding_cache": {"hits": embedder.hits, "misses": embedder.misses},
+            "search_embedder": searcher.name if searcher else None,
+            "search_embedder_missing": no_search,
+            "search_embedding_cache": (
+                {"hits": searcher.hits, "misses": searcher.misses} if searcher else None
+            ),
             "vector_backend": config.vector_backend,
             "qdrant_prefix": f"evigraph_{tmp.name.removeprefix('.tmp-')}",
             "qdrant_url": config.qdrant_url if config.vector_backend == "qdrant" else None,

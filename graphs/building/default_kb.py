@@ -113,10 +113,14 @@ def shipped_embedding_caches(settings: Settings, literature: bool = False) -> li
     """The precomputed vectors shipped in data/embeddings/ for the configured backend: the main file
     (``minilm-onnx-int8.npz``) and its parts, kept apart so adding texts does not rewrite the 56 MB file
     (``-questions``: the document questions; ``-literature``: the PubMed passages, read only by the
-    literature profile)."""
+    literature profile). The search encoder's evidence vectors (``search-onnx-int8``, graphs/vectors/
+    search_encoder.py) are onnx whatever the backend, so their files are listed for every backend."""
     stem = {"onnx": "minilm-onnx-int8", "sentence-transformers": "minilm-st-fp32"}[settings.embedding_backend]
     folder = settings.source_data_dir / "embeddings"
-    parts = sorted(
-        p for p in folder.glob(f"{stem}-*.npz") if literature or not p.stem.endswith("-literature")
-    )
-    return [folder / f"{stem}.npz", *parts]
+    out: list[Path] = []
+    for name in (stem, "search-onnx-int8"):
+        parts = sorted(
+            p for p in folder.glob(f"{name}-*.npz") if literature or not p.stem.endswith("-literature")
+        )
+        out += [folder / f"{name}.npz", *parts]
+    return out

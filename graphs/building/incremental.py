@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from graphs.building.builder import Progress, TopicDescriber, content_hash, make_evidence, to_document
-from graphs.building.embed_stage import embed_all, entity_text, evidence_text, topic_vectors
+from graphs.building.embed_stage import embed_all, entity_text, evidence_text, search_text, topic_vectors
 from graphs.building.hypergraph import build_topics, extractive_description
 from graphs.building.linking import adopt_focus_names, entity_terms, link_documents, mentions_to_entities
 from graphs.building.loaders import LoadError, LoadReport, SourceDocument, detect_corpus_loader
@@ -53,8 +53,10 @@ from graphs.stores.adjacency import build_adjacency, save_adjacency
 from graphs.stores.embedded import DB_FILE, EmbeddedGraphStore, normalise_name
 from graphs.text.lexical_index import build_from_db as build_lexical
 from graphs.text.ner import DictionaryMatcher
-from graphs.vectors.embedding import get_embedder
+from graphs.vectors.embedding import Embedder, get_embedder
 from graphs.vectors.question_index import QUESTIONS_COLLECTION, question_items
+from graphs.vectors.reader import ReaderUnavailable
+from graphs.vectors.search_encoder import SEARCH_COLLECTION, get_search_encoder
 from graphs.vectors.vector_index import MatrixVectorIndex, QdrantVectorIndex, VectorIndex
 
 SQLITE_SIDE_FILES = shutil.ignore_patterns("*-wal", "*-shm", "*-journal")
@@ -303,9 +305,12 @@ def _update_vectors(
     progress: Progress = _quiet,
 ) -> None:
     embedder = get_embedder(str(manifest.get("embedding_backend", "onnx")))
+    searcher = _search_encoder_of(manifest)
     index = _vector_index(tmp, manifest)
     if removed_evidence:
         index.delete("evidence", list(removed_evidence))
+        if searcher is not None:
+            index.delete(SEARCH_COLLECTION, list(removed_evidence))
     if document_ids:  # added, replaced or removed documents: their questions are re-indexed from the table
         index.delete(QUESTIONS_COLLECTION, list(document_ids))
         sql = "SELECT id, title FROM documents WHERE id IN ({marks})"
@@ -319,6 +324,9 @@ def _update_vectors(
     embed_all(embedder, index, "entities", [(e.id, entity_text(e)) for e in new_entities], progress)
     items = [(e.id, evidence_text(e, titles[e.document_id])) for e in evidence]
     embed_all(embedder, index, "evidence", items, progress, batch=64)
+    if searcher is not None:
+        texts = [(e.id, search_text(e, titles[e.document_id])) for e in evidence]
+        embed_all(searcher, index, SEARCH_COLLECTION, texts, progress, batch=64)
     live = [r[0] for r in select_in(conn, "SELECT id FROM topics WHERE id IN ({marks})", touched_topics)]
     gone = sorted(set(touched_topics) - set(live))
     if gone:
@@ -345,6 +353,29 @@ def _topics_with_evidence(conn: Any, topic_ids: Sequence[str]) -> list[Topic]:
         )
         for r in select_in(conn, "SELECT * FROM topics WHERE id IN ({marks})", topic_ids)
     ]
+
+
+def _search_encoder_of(manifest: dict[str, Any]) -> Embedder | None:
+    """The search encoder that made this build's search vectors, or ``None`` if the build has none.
+
+    Why refuse rather than skip when it is missing or different: a document added without its search vector
+    (or with another model's) would be invisible to, or mis-scored by, the build's dense evidence search,
+    silently. Nothing has been published when this raises.
+    """
+    recorded = manifest.get("search_embedder")
+    if not recorded:
+        return None
+    try:
+        encoder = get_search_encoder()
+    except ReaderUnavailable as error:
+        raise KBError(f"Cannot update the KB: {error}. Nothing was changed.") from error
+    if encoder.name != recorded:
+        raise KBError(
+            f"The KB's evidence search vectors were made by {recorded}, but this EviGraph ships "
+            f"{encoder.name}; rebuild the KB (`evigraph kb build`) before adding documents. "
+            "Nothing was changed."
+        )
+    return encoder
 
 
 def remove_document(root: Path, doc_id: str, describe_topic: TopicDescriber | None = None) -> UpdateResult:

