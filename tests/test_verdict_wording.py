@@ -54,6 +54,16 @@ def test_one_passage_is_singular_and_the_similarity_is_that_of_the_passages_abou
     assert "the closest passage about the subject has similarity 0.580 to the question" in text
 
 
+def test_one_answering_passage_carries_the_aspect_in_the_singular(deps: ConsultDeps) -> None:
+    # Seen in a newcomer trial: "1 of the top 8 passages is about Chest Pain … and carry the asked aspect".
+    treated = "Gout attacks are treated with NSAIDs, colchicine or corticosteroids to relieve the pain."
+    other = "Gout is a form of arthritis that causes sudden attacks of pain."
+    text = " | ".join(rule_verdict(deps, gout_state([passage(1, treated, 0.7), passage(2, other, 0.6)]))["reasons"])
+    assert "1 of the top 2 passages is about gout and carries the asked aspect (treatment)" in text, text
+    text = " | ".join(rule_verdict(deps, gout_state([passage(n, treated, 0.7) for n in (1, 2)]))["reasons"])
+    assert "2 of the top 2 passages are about gout and carry the asked aspect" in text, text
+
+
 def test_a_similarity_just_under_the_threshold_never_prints_as_the_threshold(deps: ConsultDeps) -> None:
     treated = "Gout attacks are treated with NSAIDs, colchicine or corticosteroids to relieve the pain."
     state = gout_state([passage(n, treated, 0.6496) for n in (1, 2)])

@@ -137,7 +137,8 @@ def rule_verdict(
     completeness = round(10 * (0.3 * focus_cov + 0.5 * share + 0.2 * float(relevant)), 1)
     subject = ", ".join(distinct_names(focus.entities)) or "no recognised subject"
     asked = ", ".join(focus.asked)
-    carried = f"and carry the asked aspect ({asked})" if asked else "(no specific aspect asked)"
+    carry = "carries" if len(answering) == 1 else "carry"  # "1 of the top 8 passages is about X and carries"
+    carried = f"and {carry} the asked aspect ({asked})" if asked else "(no specific aspect asked)"
     reasons = [
         # Worded as what was found, not as "answer": an insufficient verdict whose reason said "5 passages
         # answer the question" read as a contradiction to a clinician.
