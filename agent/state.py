@@ -78,6 +78,8 @@ class KGFactRec(TypedDict, total=False):
     entity_name: str
     entity_type: str
     relation: str
+    relations: list[str]
+    """Every relation of the merged edges (``relation`` is the first), e.g. treats and palliates."""
     focus_id: str
     focus_name: str
     chain_ids: list[str]

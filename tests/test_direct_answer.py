@@ -385,3 +385,26 @@ def test_a_differential_question_lists_no_kg_facts_for_the_conditions_it_names(
     assert answer["direct"]["aspect"][0] == "diagnosis"
     assert answer["direct"]["facts"] == [] and answer["direct"]["fact_heading"] == ""
     assert "the KG lists" not in answer["text"]
+
+
+def test_a_drug_the_kg_lists_only_as_palliating_is_marked_symptom_relief_only(
+    slice_kb: KnowledgeBase,
+) -> None:
+    """Seen in a newcomer trial: "what can he take for the pain?" about gout listed Acetylsalicylic acid
+    among "Drugs the KG lists for gout"; the curated edge (PharmacotherapyDB, symptomatic) only says it
+    palliates, and the line must say so. A drug that treats gout is not marked."""
+    from agent.nodes.direct_answer import SYMPTOMATIC_ONLY, fact_line, rank_facts
+
+    facts = kg_facts(slice_kb.store, ["DOID:13189"], relations_for(["treatment"]))
+    ranked = rank_facts(slice_kb, facts, [])
+    by_name = {r["entity_name"]: r for r in ranked}
+    assert by_name["Acetylsalicylic acid"]["relations"] == ["palliates"]
+    line = fact_line("Drugs the KG lists for gout", ranked, len(ranked))
+    assert (
+        f"Acetylsalicylic acid [{by_name['Acetylsalicylic acid']['chain_ids'][0]}] ({SYMPTOMATIC_ONLY}; "
+        in line
+    )
+    treating = [r for r in ranked if "palliates" not in r["relations"]]
+    assert treating and all(
+        f"{r['entity_name']} [{r['chain_ids'][0]}] ({SYMPTOMATIC_ONLY}" not in line for r in treating
+    )

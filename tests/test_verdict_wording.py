@@ -58,7 +58,8 @@ def test_one_answering_passage_carries_the_aspect_in_the_singular(deps: ConsultD
     # Seen in a newcomer trial: "1 of the top 8 passages is about Chest Pain … and carry the asked aspect".
     treated = "Gout attacks are treated with NSAIDs, colchicine or corticosteroids to relieve the pain."
     other = "Gout is a form of arthritis that causes sudden attacks of pain."
-    text = " | ".join(rule_verdict(deps, gout_state([passage(1, treated, 0.7), passage(2, other, 0.6)]))["reasons"])
+    one = gout_state([passage(1, treated, 0.7), passage(2, other, 0.6)])
+    text = " | ".join(rule_verdict(deps, one)["reasons"])
     assert "1 of the top 2 passages is about gout and carries the asked aspect (treatment)" in text, text
     text = " | ".join(rule_verdict(deps, gout_state([passage(n, treated, 0.7) for n in (1, 2)]))["reasons"])
     assert "2 of the top 2 passages are about gout and carry the asked aspect" in text, text

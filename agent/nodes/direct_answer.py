@@ -121,6 +121,7 @@ def rank_facts(
             },
         )
         rec["chain_ids"].append(f.chain_id)
+        rec["relations"] = list(dict.fromkeys([*rec.get("relations", []), f.relation]))
         rec["sources"] = list(dict.fromkeys([*rec["sources"], *dataset_names(f.source)]))
     for key, rec in by_entity.items():
         name = rec["entity_name"].lower()
@@ -244,14 +245,28 @@ def one_hop_chain(fact: KGFact) -> ChainRec:
     }
 
 
+SYMPTOMATIC_ONLY = "symptom relief only"
+"""Said of a drug whose only edge to the disease is ``palliates`` (PharmacotherapyDB's symptomatic
+category): "Drugs the KG lists for gout: … Acetylsalicylic acid" read as a treatment of gout to a newcomer
+asking what their father could take for the pain, while the curated edge only says it eases symptoms."""
+
+
 def fact_line(heading: str, facts: list[KGFactRec], total: int) -> str:
     items = [
         f"{f['entity_name']} {''.join(f'[{c}]' for c in f['chain_ids'][:2])}"
-        + (f" ({', '.join(f['sources'])})" if f["sources"] else "")
+        + (f" ({'; '.join(fact_notes(f))})" if fact_notes(f) else "")
         for f in facts
     ]
     more = f", and {total - len(facts)} more" if total > len(facts) else ""
     return f"- **{heading}:** {'; '.join(items)}{more}"
+
+
+def fact_notes(fact: KGFactRec) -> list[str]:
+    """What the parentheses after a fact say: "symptom relief only" when that is all the KG says, then the
+    datasets."""
+    only_palliates = fact.get("relations", [fact.get("relation", "")]) == ["palliates"]
+    sources = ", ".join(fact.get("sources", []))
+    return [note for note in (SYMPTOMATIC_ONLY if only_palliates else "", sources) if note]
 
 
 def sentence_line(s: KeySentenceRec) -> str:
