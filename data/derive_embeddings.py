@@ -171,8 +171,8 @@ def main(argv: list[str] | None = None) -> int:
         name = name.replace(".npz", "-literature.npz")
         wanted = literature_to_embed(args.data, with_entities=not args.search)
     else:
-        # The search vectors ship for the core profile only (the default KB): GARD/GHR's 55 k more units would
-        # add ~40 MB for the rarely built ``--full`` profile, which embeds them at build time instead.
+        # The search vectors ship for the core profile only (the default KB): GARD/GHR's 22.6 k more units
+        # would add ~17 MB for the rarely built ``--full`` profile, which embeds them at build time (~4 min).
         wanted = texts_to_embed(args.data, with_entities=not args.search, full=not args.search)
     cache = EmbeddingCache(args.data / "embeddings" / name, embedder.dim)
     texts = list(dict.fromkeys(wanted))
