@@ -33,7 +33,7 @@ from graphs.vectors.embedding import get_embedder
 from graphs.vectors.query_vectors import RememberingEmbedder
 from graphs.vectors.question_index import BUILT_WITHOUT_IT
 from graphs.vectors.reader import SHIPPED_READER_DIR, EvidenceReader, ReaderUnavailable, get_reader
-from graphs.vectors.search_encoder import get_search_encoder
+from graphs.vectors.search_encoder import recorded_search_encoder
 from graphs.vectors.vector_index import MatrixVectorIndex, QdrantVectorIndex, VectorIndex
 
 
@@ -185,21 +185,15 @@ class KnowledgeBase:
 
 def _open_searcher(manifest: dict[str, Any]) -> tuple[RememberingEmbedder | None, str | None]:
     """The build's search encoder, or why evidence search falls back to the base encoder's vectors."""
-    recorded = manifest.get("search_embedder")
     fallback = "evidence was searched with the base encoder's vectors"
-    if not recorded:
+    try:
+        encoder = recorded_search_encoder(manifest)
+    except ReaderUnavailable as exc:
+        return None, f"the search encoder is unavailable, so {fallback}: {exc}"
+    if encoder is None:
         why = manifest.get("search_embedder_missing") or "it predates the search encoder"
         return None, (
             f"this KB has no search-encoder vectors ({why}), so {fallback}; `evigraph kb build` adds them"
-        )
-    try:
-        encoder = get_search_encoder()
-    except ReaderUnavailable as exc:
-        return None, f"the search encoder is unavailable, so {fallback}: {exc}"
-    if encoder.name != recorded:
-        return None, (
-            f"this KB's search vectors were made by {recorded}, not by the shipped {encoder.name}, so "
-            f"{fallback}; `evigraph kb build` rebuilds them"
         )
     return RememberingEmbedder(encoder), None
 

@@ -10,8 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import graphs.building.incremental
-import graphs.kb
+import graphs.vectors.search_encoder
 from graphs.building.builder import build_kb
 from graphs.building.incremental import add_documents, remove_document
 from graphs.disk.layout import KBError
@@ -32,6 +31,13 @@ CFTR_ANSWER = "A defect in the CFTR gene causes cystic fibrosis (CF)."
 OFF_TOPIC = "Metformin lowers blood glucose and is taken with meals; the dose is raised slowly."
 
 
+def shipped_copy(tmp_path: Path) -> tuple[Path, ReaderSpec]:
+    """A real copy of data/retriever/ that a test may damage or rename."""
+    copy = tmp_path / "retriever"
+    shutil.copytree(SHIPPED_SEARCH_DIR, copy)
+    return copy, ReaderSpec.read(copy, "search encoder", SEARCH_MANIFEST)
+
+
 def test_the_shipped_encoder_is_the_pinned_file_and_differs_from_the_base_one() -> None:
     encoder = get_search_encoder()
     spec = ReaderSpec.read(SHIPPED_SEARCH_DIR, "search encoder", SEARCH_MANIFEST)
@@ -44,9 +50,7 @@ def test_the_shipped_encoder_is_the_pinned_file_and_differs_from_the_base_one() 
 
 
 def test_a_damaged_or_missing_encoder_is_named_with_the_fix(tmp_path: Path) -> None:
-    broken = tmp_path / "retriever"
-    shutil.copytree(SHIPPED_SEARCH_DIR, broken)
-    spec = ReaderSpec.read(broken, "search encoder", SEARCH_MANIFEST)
+    broken, spec = shipped_copy(tmp_path)
     data = bytearray(spec.model_file.read_bytes())
     data[len(data) // 2] ^= 0xFF
     spec.model_file.write_bytes(bytes(data))
@@ -80,12 +84,11 @@ def test_evidence_rank_searches_and_scores_with_the_search_encoder(slice_kb: Kno
 
 
 def test_without_the_encoder_evidence_is_ranked_by_the_base_vectors_and_it_says_so(
-    slice_kb_root: Path, monkeypatch: pytest.MonkeyPatch
+    slice_kb_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def unavailable() -> None:
-        raise ReaderUnavailable("the search encoder data/retriever/x.onnx is missing: restore it with …")
-
-    monkeypatch.setattr(graphs.kb, "get_search_encoder", unavailable)
+    copy, spec = shipped_copy(tmp_path)
+    spec.model_file.unlink()  # the shipped weights are gone: the real loader's error, not a stand-in
+    monkeypatch.setattr(graphs.vectors.search_encoder, "SHIPPED_SEARCH_DIR", copy)
     kb = KnowledgeBase.open(slice_kb_root)
     try:
         result = evidence_rank(kb, EvidenceRankRequest(question="How is gout treated?", top_k=5))
@@ -118,10 +121,13 @@ def test_added_and_removed_documents_keep_the_search_vectors_in_step(tiny_root: 
 def test_adding_with_another_search_encoder_is_refused_and_changes_nothing(
     tiny_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    class Other:
-        name = "another-search-model/onnx-int8@000000000000"
-
-    monkeypatch.setattr(graphs.building.incremental, "get_search_encoder", Other)
+    copy, _ = shipped_copy(tmp_path)  # a real encoder under another model name (say, a retrained one)
+    manifest = json.loads((copy / SEARCH_MANIFEST).read_text(encoding="utf-8"))
+    (copy / SEARCH_MANIFEST).write_text(
+        json.dumps({**manifest, "name": "another-search-model"}), encoding="utf-8"
+    )
+    monkeypatch.setattr(graphs.vectors.search_encoder, "SHIPPED_SEARCH_DIR", copy)
+    assert get_search_encoder().name.startswith("another-search-model/")
     before = KnowledgeBase.open(tiny_root)
     version = before.version
     before.close()

@@ -57,9 +57,9 @@ def candidate_pool(
     search_query: np.ndarray | None = None,
 ) -> tuple[list[str], dict[str, list[Origin]], list[str], dict[str, np.ndarray], dict[str, Evidence]]:
     """Requested ids (deduplicated, in order; ids that only have a graph score too), then vector-search
-    hits (by ``search_query`` over the search encoder's vectors when given, else by ``query``), then
-    ``extra``; ids with no vector or no record are unknown. Also every candidate's origins, its stored base
-    vector (each read once) and its record."""
+    hits (by ``query`` over the base vectors, and by ``search_query`` over the search encoder's when given),
+    then ``extra``; ids with no vector or no record are unknown. Also every candidate's origins, its stored
+    base vector (each read once) and its record."""
     origins: dict[str, list[Origin]] = {}
     for evidence_id in [*candidate_ids, *sorted(graph_scores or {})]:
         origins.setdefault(evidence_id, ["candidate"])
@@ -85,16 +85,12 @@ def candidate_pool(
     return [i for i in ids if i in records], {i: origins[i] for i in ids}, unknown, vectors, records
 
 
-def search_cosines(
-    kb: KnowledgeBase, search_query: np.ndarray | None, ids: list[str], base: np.ndarray
-) -> np.ndarray | None:
-    """Each candidate's cosine to ``search_query`` under the search encoder, or ``None`` without one.
-
-    A candidate with no search vector (not expected in a build that has them) keeps its base cosine
-    (``base``), which is on a similar scale, rather than dropping out of the dense score.
-    """
+def search_cosines(kb: KnowledgeBase, search_query: np.ndarray | None, ids: list[str]) -> np.ndarray | None:
+    """Each candidate's cosine to ``search_query`` under the search encoder (NaN for a candidate without a
+    search vector, not expected in a build that has them: the scorer gives it its base cosine), or ``None``
+    without a search query."""
     if search_query is None:
         return None
     stored = kb.vectors.get_vectors(SEARCH_COLLECTION, ids)
     probe = np.asarray(search_query, dtype=np.float64)
-    return np.array([float(stored[i] @ probe) if i in stored else float(base[k]) for k, i in enumerate(ids)])
+    return np.array([float(stored[i] @ probe) if i in stored else np.nan for i in ids])

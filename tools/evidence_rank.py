@@ -273,7 +273,7 @@ def evidence_rank(kb: KnowledgeBase, request: EvidenceRankRequest) -> EvidenceRa
         records,
         labels,
         (bm25, asked, asked_dense, weights),
-        search_cosines(kb, search_query, ids, matrix @ np.asarray(query, dtype=np.float64)),
+        search_cosines(kb, search_query, ids),
     )
     if "hybrid" in methods and not request.graph_scores:
         warnings.append("hybrid needs graph_scores; ranked by the semantic score alone")

@@ -48,8 +48,8 @@ class ScoreBreakdown(BaseModel):
     cosine: float = Field(description="Cosine of the query to the passage under the base encoder.")
     search: float | None = Field(
         default=None,
-        description="The same under the search encoder, when the build has its vectors; the dense score "
-        "the rank used then.",
+        description="The same under the search encoder, when the build has its vectors; blended with the "
+        "base cosine into the dense score the rank used then.",
     )
     fragment: float | None = Field(
         default=None, description="1.0 = the best match of some fragment; less by the cosine gap to it."
@@ -96,13 +96,15 @@ def score_candidates(
 ) -> list[ScoreBreakdown]:
     """Per-method raw scores, the combined semantic score, hybrid and label boost, as breakdowns.
 
-    ``search``, the candidates' cosines under the search encoder (graphs/vectors/search_encoder.py), is the
-    ``cosine`` method's score when given; the base cosine is still reported (the answered model and the
-    sufficiency rule read it, calibrated on the base encoder).
+    ``search``, the candidates' cosines under the search encoder (graphs/vectors/search_encoder.py), is
+    blended into the ``cosine`` method's score (:data:`SEARCH_BLEND`) when given; a candidate without a
+    search vector (NaN) uses its base cosine there. The base cosine is still reported as ``cosine`` (the
+    answered model and the sufficiency rule read it, calibrated on the base encoder).
     """
     cosine = matrix @ np.asarray(query, dtype=np.float64)
     dense = cosine
     if search is not None:
+        search = np.where(np.isnan(search), cosine, search)
         dense = (1.0 - SEARCH_BLEND) * minmax(cosine) + SEARCH_BLEND * minmax(search)
     raw: dict[str, np.ndarray] = {"cosine": dense}
     best_fragment: np.ndarray | None = None

@@ -77,7 +77,12 @@ def index_dim(index: VectorIndex) -> int:
 
 def cached_embedder(config: BuildConfig) -> CachedEmbedder:
     """The configured embedder behind the shipped and per-user embedding caches."""
-    inner = get_embedder(config.embedding_backend)
+    return behind_caches(get_embedder(config.embedding_backend), config)
+
+
+def behind_caches(inner: Embedder, config: BuildConfig) -> CachedEmbedder:
+    """``inner`` reading through the build's shipped caches and writing misses to the user cache (keys are
+    per embedder name, so one set of files serves both encoders)."""
     shipped = [EmbeddingCache(p, inner.dim) for p in config.embedding_caches if p.exists()]
     user = EmbeddingCache(config.user_embedding_cache, inner.dim) if config.user_embedding_cache else None
     return CachedEmbedder(inner, shipped, user)
@@ -92,12 +97,9 @@ def cached_search_embedder(config: BuildConfig) -> tuple[CachedEmbedder | None, 
     if not config.search_encoder:
         return None, "this build was configured without the search encoder"
     try:
-        inner = get_search_encoder()
+        return behind_caches(get_search_encoder(), config), None
     except ReaderUnavailable as error:
         return None, str(error)
-    shipped = [EmbeddingCache(p, inner.dim) for p in config.embedding_caches if p.exists()]
-    user = EmbeddingCache(config.user_embedding_cache, inner.dim) if config.user_embedding_cache else None
-    return CachedEmbedder(inner, shipped, user), None
 
 
 def open_vector_index(config: BuildConfig, build_dir: Path, prefix: str, dim: int) -> VectorIndex:

@@ -56,7 +56,7 @@ from graphs.text.ner import DictionaryMatcher
 from graphs.vectors.embedding import Embedder, get_embedder
 from graphs.vectors.question_index import QUESTIONS_COLLECTION, question_items
 from graphs.vectors.reader import ReaderUnavailable
-from graphs.vectors.search_encoder import SEARCH_COLLECTION, get_search_encoder
+from graphs.vectors.search_encoder import SEARCH_COLLECTION, recorded_search_encoder
 from graphs.vectors.vector_index import MatrixVectorIndex, QdrantVectorIndex, VectorIndex
 
 SQLITE_SIDE_FILES = shutil.ignore_patterns("*-wal", "*-shm", "*-journal")
@@ -362,20 +362,10 @@ def _search_encoder_of(manifest: dict[str, Any]) -> Embedder | None:
     (or with another model's) would be invisible to, or mis-scored by, the build's dense evidence search,
     silently. Nothing has been published when this raises.
     """
-    recorded = manifest.get("search_embedder")
-    if not recorded:
-        return None
     try:
-        encoder = get_search_encoder()
+        return recorded_search_encoder(manifest)
     except ReaderUnavailable as error:
         raise KBError(f"Cannot update the KB: {error}. Nothing was changed.") from error
-    if encoder.name != recorded:
-        raise KBError(
-            f"The KB's evidence search vectors were made by {recorded}, but this EviGraph ships "
-            f"{encoder.name}; rebuild the KB (`evigraph kb build`) before adding documents. "
-            "Nothing was changed."
-        )
-    return encoder
 
 
 def remove_document(root: Path, doc_id: str, describe_topic: TopicDescriber | None = None) -> UpdateResult:

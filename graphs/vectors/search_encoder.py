@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
+from typing import Any
 
 from graphs.vectors.embedding import OnnxMiniLMEmbedder
-from graphs.vectors.reader import ReaderSpec, verify_weights
+from graphs.vectors.reader import ReaderSpec, ReaderUnavailable, verify_weights
 
 SHIPPED_SEARCH_DIR = Path(__file__).resolve().parents[2] / "data" / "retriever"
 """Where the project ships the search encoder (weights, retriever.json, CARD.md)."""
@@ -41,12 +42,14 @@ def search_encoder_name(spec: ReaderSpec) -> str:
     return f"{model}/onnx-int8@{spec.sha256[:12]}"
 
 
-def get_search_encoder(search_dir: Path = SHIPPED_SEARCH_DIR) -> OnnxMiniLMEmbedder:
-    """The search encoder, verified and loaded once per process.
+def get_search_encoder(search_dir: Path | None = None) -> OnnxMiniLMEmbedder:
+    """The search encoder of ``search_dir`` (default: :data:`SHIPPED_SEARCH_DIR`, read at call time),
+    verified and loaded once per process.
 
     Raises :class:`~graphs.vectors.reader.ReaderUnavailable` when the manifest or weights are missing or
     damaged (the message names the file and how to restore it).
     """
+    search_dir = search_dir or SHIPPED_SEARCH_DIR
     with _LOCK:
         if search_dir not in _LOADED:
             spec = ReaderSpec.read(search_dir, NAME, SEARCH_MANIFEST)
@@ -54,3 +57,23 @@ def get_search_encoder(search_dir: Path = SHIPPED_SEARCH_DIR) -> OnnxMiniLMEmbed
             name = search_encoder_name(spec)
             _LOADED[search_dir] = OnnxMiniLMEmbedder(model_path=spec.model_file, name=name)
         return _LOADED[search_dir]
+
+
+def recorded_search_encoder(manifest: dict[str, Any]) -> OnnxMiniLMEmbedder | None:
+    """The search encoder that made a build's search vectors (its manifest's ``search_embedder``), or
+    ``None`` when the build has none.
+
+    Raises :class:`~graphs.vectors.reader.ReaderUnavailable` when that encoder cannot be used: its file is
+    missing or damaged, or the shipped one is another model (its query vectors would not match the stored
+    ones). Reading a build falls back to the base vectors with the message; updating one refuses with it.
+    """
+    recorded = manifest.get("search_embedder")
+    if not recorded:
+        return None
+    encoder = get_search_encoder()
+    if encoder.name != recorded:
+        raise ReaderUnavailable(
+            f"this KB's search vectors were made by {recorded}, not by the shipped {encoder.name}: "
+            "rebuild the KB (`evigraph kb build`)"
+        )
+    return encoder
