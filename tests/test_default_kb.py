@@ -14,10 +14,12 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 
 
-def ask_json(question: str, env: dict[str, str], timeout: int) -> subprocess.CompletedProcess[str]:
-    """`evigraph ask --json QUESTION` as a user runs it (a child process, the given environment)."""
+def ask_json(
+    question: str, env: dict[str, str], timeout: int, task: str = "auto"
+) -> subprocess.CompletedProcess[str]:
+    """`evigraph ask --json [--task TASK] QUESTION` as a user runs it (a child process, its environment)."""
     return subprocess.run(
-        [sys.executable, "-m", "agent.frontends.cli", "ask", "--json", question],
+        [sys.executable, "-m", "agent.frontends.cli", "ask", "--json", "--task", task, question],
         capture_output=True,
         text=True,
         env=env,
@@ -52,3 +54,17 @@ def test_first_ask_builds_the_default_kb_and_answers_with_citations(tmp_path: Pa
     assert answer["status"] == "insufficient"
     assert answer["verdict"]["method"].startswith("calibrated model")
     assert "Quetiapine" not in answer["text"] and "for disease" not in answer["text"].lower()
+    # Issue 22: the AF/aspirin reply's evidence block is read from the atrial-fibrillation pages, and shows
+    # that warfarin and the newer blood thinners cut stroke in AF, not a diabetes page's aspirin advice.
+    proc = ask_json(
+        "Colleague says: for a patient with atrial fibrillation and CHA2DS2-VASc of 3, aspirin alone is "
+        "adequate stroke prevention.",
+        env,
+        timeout=600,
+        task="check_reply",
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    answer = json.loads(proc.stdout)["answer"]
+    shown = " ".join(s["text"] for s in answer["direct"]["sentences"])
+    assert "warfarin or new blood thinners reduces the rate of stroke" in shown, shown
+    assert "Your doctor can tell you" not in shown and "not safe for everyone" not in shown, shown

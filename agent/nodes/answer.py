@@ -154,6 +154,12 @@ def offline_direct(
     about, answering = answering_passages(deps.kb, focus, evidence)
     answering_ids = {e["id"] for e in answering}
     supporting = answering + [e for e in about if e["id"] not in answering_ids]
+    if state.get("task") == "check_reply":  # the passages quoted about the claims lead (reply_sentences.py)
+        quoted = list(dict.fromkeys(s["evidence_id"] for s in direct.get("sentences", [])))
+        by_id = {e["id"]: e for e in evidence}
+        supporting = [by_id[i] for i in quoted if i in by_id] + [
+            e for e in supporting if e["id"] not in quoted
+        ]
     return direct, chains, supporting
 
 

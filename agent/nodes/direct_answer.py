@@ -24,6 +24,7 @@ from agent.nodes.answer_candidates import asks_for_a_name, is_list_question, nam
 from agent.nodes.focus import Focus
 from agent.nodes.key_sentences import readable, select_key_sentences, shown_read
 from agent.nodes.reading import read_evidence
+from agent.nodes.reply_sentences import reply_key_sentences
 from agent.nodes.retrieval import search_question
 from agent.state import (
     ChainRec,
@@ -286,13 +287,13 @@ def compose_direct_answer(
         ("", []) if differential else facts_for(kb, focus, evidence, conditions_asked_about(state, focus))
     )
     shown = ranked[:MAX_FACTS]
-    sentences: list[KeySentenceRec] = []
-    if sufficient:
-        # KeySentence has exactly KeySentenceRec's fields: the record is the dataclass as a dict.
-        sentences = [
-            cast(KeySentenceRec, asdict(k))
-            for k in select_key_sentences(kb, search_question(state), focus, evidence)
-        ]
+    # A checked reply shows what the evidence says about each of its claims, whatever the reply read as a
+    # question would be judged (its verdicts lead the answer; agent/nodes/reply_sentences.py).
+    picked = reply_key_sentences(kb, state) if state.get("task") == "check_reply" else None
+    if picked is None and sufficient:
+        picked = select_key_sentences(kb, search_question(state), focus, evidence)
+    # KeySentence has exactly KeySentenceRec's fields: the record is the dataclass as a dict.
+    sentences = [cast(KeySentenceRec, asdict(k)) for k in picked or []]
     named, named_chains = name_the_answer(kb, state, focus) if sufficient else ([], [])
     lines: list[str] = [named_line(named)] if named else []
     if shown:
