@@ -357,3 +357,33 @@ def test_no_label_section_is_hidden_from_the_answer() -> None:
 
     assert not {s.label for s in SECTIONS} & UNLESS_ASKED
     assert BY_FIELD["clinical_studies"].label == "treatment"
+
+
+# ----- MedQuAD: a known mislabelled document -----
+
+
+def _shipped_medquad(doc_id: str) -> list[dict]:
+    """The shipped MedQuAD pairs of one document, as published (data/corpus, copied unchanged)."""
+    path = Path(__file__).resolve().parent.parent / "data" / "corpus" / "medquad_answered.jsonl.gz"
+    with gzip.open(path, "rt", encoding="utf-8") as handle:
+        return [row for line in handle if (row := json.loads(line))["doc_id"] == doc_id]
+
+
+def test_the_lyme_page_labelled_machado_joseph_disease_is_left_out_with_its_reason(tmp_path: Path) -> None:
+    lyme_as_mjd = _shipped_medquad("NINDS_0000187")
+    assert len(lyme_as_mjd) == 4 and all("Lyme" in r["answer"] for r in lyme_as_mjd[:2])
+    other = _shipped_medquad("NINDS_0000186")
+    path = tmp_path / "medquad.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in [*lyme_as_mjd, *other]), encoding="utf-8")
+    docs, report = load(path, "medquad")
+    assert [d.id for d in docs] == [f"medquad:{r['id']}" for r in other]
+    assert len(report.issues) == 4
+    assert all("NINDS Lyme disease page" in i.reason and "Machado-Joseph" in i.reason for i in report.issues)
+    # Only the defect as published: the same id with another URL (a corrected release) loads as usual.
+    fixed = [
+        {**r, "url": "http://www.ninds.nih.gov/disorders/machado_joseph/machado_joseph.htm"}
+        for r in lyme_as_mjd
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in fixed), encoding="utf-8")
+    docs, report = load(path, "medquad")
+    assert len(docs) == 4 and not report.issues

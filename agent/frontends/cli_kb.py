@@ -188,7 +188,8 @@ def build_notes(manifest: dict[str, Any], show_skipped: bool = False) -> list[st
         return [*lines, "skipped source rows: none"]
     lines.append(
         f"skipped source rows: {skipped:,} — rows of the source files the importer could not use (a missing "
-        "id or name, a malformed line); they are not in the KB, everything else is:"
+        "id or name, a malformed line, a known mislabelled document); they are not in the KB, everything "
+        "else is:"
     )
     reasons = dict(manifest.get("skipped_by_reason") or {})
     if not reasons:  # a build made before reasons were counted: group its examples

@@ -7,6 +7,7 @@ and its focus (with UMLS CUIs and synonyms) becomes the keyword entity of all it
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from graphs.building.loaders.base import (
@@ -26,6 +27,44 @@ LICENSE = "CC BY 4.0 (MedQuAD, Ben Abacha & Demner-Fushman 2019)"
 
 
 RESOURCE_LIST = "These resources address the diagnosis or management of"
+
+
+@dataclass(frozen=True)
+class Mislabelled:
+    """A MedQuAD document whose answers are about another subject than its focus: left out of the KB.
+
+    Matched on the document id, the URL and the focus together, so only the defect as published is
+    dropped (a corrected release, or a user's file reusing an id, loads as usual)."""
+
+    doc_id: str
+    url: str
+    focus: str
+    reason: str
+
+
+MISLABELLED = (
+    Mislabelled(
+        "NINDS_0000187",
+        "http://www.ninds.nih.gov/disorders/lyme/lyme.htm",
+        "Machado-Joseph Disease",
+        "a MedQuAD labelling error: the NINDS Lyme disease page (every answer is about Lyme disease) is "
+        "labelled Machado-Joseph Disease; left out so that Lyme text is never cited as about that disease",
+    ),
+)
+"""Found in the newcomer trial of 2026-11-27: "How is Machado-Joseph disease treated?" showed "Lyme disease is
+treated with antibiotics under the supervision of a physician" first, counted as about Machado-Joseph
+disease. A scan of all 16,418 pairs (a URL page name found in the answer while the focus's words are in
+neither; data/README.md, Caveats) found no other such document: the other hits were abbreviations
+(ADHD, AVM, OPCA) and renamed pages (brachial plexus birth injuries)."""
+
+
+def mislabelling(obj: dict[str, object]) -> str | None:
+    """Why the pair is left out, when its document is a known :data:`MISLABELLED` one."""
+    doc_id = str(obj.get("doc_id") or str(obj.get("id", "")).rsplit("-", 1)[0])
+    for known in MISLABELLED:
+        if (doc_id, obj.get("url"), obj.get("focus")) == (known.doc_id, known.url, known.focus):
+            return known.reason
+    return None
 
 
 def _label(qtype: str, answer: str) -> str:
@@ -52,6 +91,10 @@ class MedQuADLoader(CorpusLoader):
             missing = [k for k in REQUIRED if not isinstance(obj.get(k), str) or not obj.get(k, "").strip()]
             if missing:
                 report.skip(path, n, f"missing or empty field(s): {', '.join(missing)}")
+                continue
+            wrong_subject = mislabelling(obj)
+            if wrong_subject:
+                report.skip(path, n, wrong_subject)
                 continue
             report.rows_ok += 1
             cuis = tuple(c for c in obj.get("focus_cuis") or [] if isinstance(c, str))
