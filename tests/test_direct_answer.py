@@ -14,7 +14,7 @@ from agent.citations import cited_ids
 from agent.consult import Consultant
 from agent.deps import ConsultDeps
 from agent.nodes.answer import DIRECT_LABEL, KG_ONLY_LABEL
-from agent.nodes.focus import Focus, carries_aspect, question_focus, sentences
+from agent.nodes.focus import Focus, carries_aspect, on_focus, question_focus, sentences
 from agent.nodes.key_sentences import MAX_SENTENCES, mmr, readable
 from agent.nodes.reading import with_lists
 from agent.sessions import thread_config
@@ -124,6 +124,26 @@ def test_a_passage_carries_the_aspect_only_where_focus_and_cue_meet() -> None:
     assert not carries_aspect(focus, split)
     assert carries_aspect(focus, together) and carries_aspect(focus, about_it)
     assert carries_aspect(Focus(focus.entities, ["side effects"]), {**split, "label": "side effects"})
+
+
+def test_a_passage_whose_document_title_names_the_subject_is_about_it() -> None:
+    """Age-related macular degeneration's treatment page says "AMD": it is about macular degeneration."""
+    import re
+
+    focus = Focus(
+        entities=[{"id": "DOID:4448", "name": "macular degeneration"}],
+        asked=["treatment"],
+        pattern=re.compile(r"\b(?:macular degeneration)\b", re.IGNORECASE),
+    )
+    amd: EvidenceRec = {
+        "id": "E:amd",
+        "label": "treatment",
+        "keyword_entity": "DOID:10871",
+        "title": "What are the treatments for Age-related Macular Degeneration ?",
+        "text": "This drug treatment can help slow down vision loss from AMD and in some cases improve it.",
+    }
+    assert on_focus(focus, amd, [])
+    assert not on_focus(focus, {**amd, "title": "What are the treatments for Glaucoma ?"}, [])
 
 
 def test_sentences_keep_offsets_and_do_not_split_abbreviations() -> None:

@@ -181,12 +181,13 @@ def with_coverage(deps: ConsultDeps, focus: Focus, verdict: Verdict, state: Cons
 
 
 def uncovered(deps: ConsultDeps, focus: Focus, about: list[EvidenceRec]) -> list[str]:
-    """Names of focus entities no on-focus passage is about (keyword entity, mention or name)."""
+    """Names of focus entities no on-focus passage is about (keyword entity, mention, or a name in its text
+    or its document's title, as ``focus.on_focus`` reads them)."""
     if not about:
         return [e["name"] for e in focus.entities]
     mentioned = deps.kb.store.evidence_entities([e["id"] for e in about])
     covered = {m for ev in about for m in (*mentioned.get(ev["id"], []), ev.get("keyword_entity", ""))}
-    texts = " ".join(ev.get("text", "") for ev in about)
+    texts = " ".join(f"{ev.get('title', '')} {ev.get('text', '')}" for ev in about)
     return [
         e["name"]
         for e in focus.entities

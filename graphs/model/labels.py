@@ -104,7 +104,8 @@ diagnosed); any other may only take an inflection (-s, -es, -d, -ed, -ing), so "
 PHRASE_CUES: dict[str, str] = {
     "mechanism": r"how (?:does|do|did) (?:\S+ ){1,4}work\b",
     "treatment": r"(?:should (?:i|he|she|we|they|you)|(?:i|he|she|we|they|you) should) (?:be )?"
-    r"(?:take|taking|start|be on)\b",
+    r"(?:take|taking|start|be on)\b|(?:anything|something|what) (?:i|he|she|we|they|you) (?:can|could) take\b"
+    r"|slow (?:it|this|that|them|things) down\b",
     "interactions": r"(?:take|taking|use|using|start|starting|give|giving) (?:\S+ ){1,3}(?:while|when) "
     r"(?:on|taking|using)\b",
 }
