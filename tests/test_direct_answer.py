@@ -8,6 +8,8 @@ only a few passages labelled as not answering.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from agent.citations import cited_ids
@@ -106,14 +108,17 @@ def test_key_sentences_are_cited_spans_about_the_focus(consultant: Consultant) -
     assert chosen[0]["score"] == max(s["score"] for s in chosen)  # MMR starts with the best
 
 
-def test_a_passage_carries_the_aspect_only_where_focus_and_cue_meet() -> None:
-    import re
-
-    focus = Focus(
-        entities=[{"id": METFORMIN, "name": "Metformin"}],
-        asked=["side effects"],
-        pattern=re.compile(r"\b(?:metformin)\b", re.IGNORECASE),
+def _focus_on(entity_id: str, name: str, asked: str) -> Focus:
+    """A focus of one entity, matched by its name, asking one aspect."""
+    return Focus(
+        entities=[{"id": entity_id, "name": name}],
+        asked=[asked],
+        pattern=re.compile(rf"\b(?:{re.escape(name)})\b", re.IGNORECASE),
     )
+
+
+def test_a_passage_carries_the_aspect_only_where_focus_and_cue_meet() -> None:
+    focus = _focus_on(METFORMIN, "Metformin", "side effects")
     split: EvidenceRec = {
         "id": "E:1",
         "label": "causes",
@@ -128,13 +133,7 @@ def test_a_passage_carries_the_aspect_only_where_focus_and_cue_meet() -> None:
 
 def test_a_passage_whose_document_title_names_the_subject_is_about_it() -> None:
     """Age-related macular degeneration's treatment page says "AMD": it is about macular degeneration."""
-    import re
-
-    focus = Focus(
-        entities=[{"id": "DOID:4448", "name": "macular degeneration"}],
-        asked=["treatment"],
-        pattern=re.compile(r"\b(?:macular degeneration)\b", re.IGNORECASE),
-    )
+    focus = _focus_on("DOID:4448", "macular degeneration", "treatment")
     amd: EvidenceRec = {
         "id": "E:amd",
         "label": "treatment",
