@@ -212,6 +212,22 @@ def report(rows: list[dict[str, Any]], thresholds: dict[str, float], part: str, 
             f"Of the calls, {len(by_kg)} {'was' if len(by_kg) == 1 else 'were'} decided by a knowledge-graph "
             f"edge; {right} of them right.",
         ]
+    restated = [
+        r for r, v in zip(rows, verdicts, strict=True) if r.get("decided_by") == "restatement" and v in CALLED
+    ]
+    if restated:
+        right = sum(r["expected"] == r["verdict"] for r in restated)
+        by_class = ", ".join(
+            f"{cls} {sum(r['expected'] == cls for r in restated if r['verdict'] == cls)}/"
+            f"{sum(r['verdict'] == cls for r in restated)}"
+            for cls in CALLED
+        )
+        lines += [
+            "",
+            f"Of the calls, {len(restated)} {'was' if len(restated) == 1 else 'were'} decided by a passage "
+            f"sentence restating the claim (agent/nodes/claim_restatement.py); {right} of them right "
+            f"({by_class}).",
+        ]
     expected_counts = defaultdict(int)
     for r in rows:
         expected_counts[r["expected"]] += 1
@@ -234,7 +250,7 @@ def report(rows: list[dict[str, Any]], thresholds: dict[str, float], part: str, 
                 if r["verdict"] == r["expected"]
                 else ("·" if r["verdict"] == "no evidence found" else "✗")
             )
-            kg = " (KG)" if r.get("decided_by") == "knowledge graph" else ""
+            kg = {"knowledge graph": " (KG)", "restatement": " (restated)"}.get(r.get("decided_by", ""), "")
             lines.append(
                 f"| {r['id']} | {r['expected']} | {mark} {r['verdict']}{kg} | {r['claim']} "
                 f"| {r['checked_as']} |"

@@ -13,7 +13,7 @@ import pytest
 from agent.consult import Consultant
 from agent.nodes import claim_check
 from agent.nodes.claim_check import REPLY_CHECK_HEADING, judge, reply_status
-from agent.nodes.claim_kg import kg_verdict
+from agent.nodes.claim_kg import kg_verdict, names_target
 from graphs.kb import KnowledgeBase
 from graphs.vectors.claim_checker import (
     CONTRADICTED,
@@ -245,3 +245,37 @@ def test_the_closest_quote_is_on_the_claim_s_own_subject_when_the_checker_allows
     assert claim_check.closest_window(claim, texts, bearing) == 1
     unrelated = np.array([[0.50, 0.40, 0.10], [0.90, 0.05, 0.05]])
     assert claim_check.closest_window(claim, texts, unrelated) == 0
+
+
+@pytest.mark.parametrize(
+    ("claim", "target", "subject", "named"),
+    [
+        ("Is Lyme disease spread by ticks?", "blacklegged tick (Ixodes scapularis)", "Lyme disease", True),
+        ("Is dengue spread by mosquitoes?", "Aedes mosquito bite", "dengue disease", True),
+        (
+            "Is dengue caused by a virus?",
+            "Dengue virus [NCBITaxon:12637] with four serotypes",
+            "dengue disease",
+            True,
+        ),
+        # the disease's own name in the pathogen's is not the claim naming the pathogen
+        (
+            "Is dengue caused by bacteria?",
+            "Dengue virus [NCBITaxon:12637] with four serotypes",
+            "dengue disease",
+            False,
+        ),
+        # general words are not a vector: the KG says saliva of an infected animal, the claim says blood
+        (
+            "Is rabies spread by contact with infected blood?",
+            "contact of mucous membranes with saliva of an infected animal",
+            "rabies",
+            False,
+        ),
+        ("Does dengue spread from person to person?", "Aedes mosquito bite", "dengue disease", False),
+    ],
+)
+def test_a_claim_names_a_vector_or_pathogen_only_by_a_word_of_its_own(
+    claim: str, target: str, subject: str, named: bool
+) -> None:
+    assert names_target(claim, target, subject) is named

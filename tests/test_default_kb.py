@@ -68,3 +68,20 @@ def test_first_ask_builds_the_default_kb_and_answers_with_citations(tmp_path: Pa
     shown = " ".join(s["text"] for s in answer["direct"]["sentences"])
     assert "warfarin or new blood thinners reduces the rate of stroke" in shown, shown
     assert "Your doctor can tell you" not in shown and "not safe for everyone" not in shown, shown
+    # A transmission claim is decided by Disease Ontology's curated edge, cited as its chain (a vector the
+    # KG does not list is never a KG "contradicted"); the dengue claim is contradicted by a passage that
+    # says it in its own words, negated (agent/nodes/claim_restatement.py).
+    proc = ask_json(
+        "Colleague says: Lyme disease is spread by ticks, and dengue spreads from person to person.",
+        env,
+        timeout=600,
+        task="check_reply",
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    claims = json.loads(proc.stdout)["answer"]["reply_check"]["claims"]
+    assert [c["verdict"] for c in claims] == ["supported", "contradicted"], claims
+    assert claims[0]["decided_by"] == "knowledge graph" and "transmitted_by" in " ".join(
+        claims[0]["kg_facts"]
+    )
+    assert claims[1]["decided_by"] == "restatement"
+    assert claims[1]["quotes"] == ["Dengue does not spread from person to person."]

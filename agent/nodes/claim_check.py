@@ -22,6 +22,7 @@ from langgraph.runtime import Runtime
 from agent.context import ConsultContext
 from agent.deps import ConsultDeps
 from agent.nodes.claim_kg import kg_verdict, named_disease
+from agent.nodes.claim_restatement import restated
 from agent.nodes.common import emit, step
 from agent.nodes.direct_answer import one_hop_chain
 from agent.nodes.focus import sentences
@@ -52,6 +53,8 @@ SHORT_PASSAGE_WORDS = 90
 SEED_PASSAGES = 10
 """The turn's own best passages, offered to each claim's ranking as candidates."""
 SUPPORTED_WORD, CONTRADICTED_WORD, NONE_WORD = "supported", "contradicted", "no evidence found"
+RESTATED = "restatement"
+"""``decided_by`` of a verdict a passage gives in the claim's own words (agent/nodes/claim_restatement.py)."""
 
 
 def windows(text: str) -> list[str]:
@@ -177,6 +180,13 @@ def check_claim(
     limits = checker.thresholds
     called = judge(support, contradiction, limits)
     if called is None:
+        said = restated(claim.question, [p["text"] for p in passages], claim.hedged)
+        if said is not None:  # a passage says the claim in its own words, affirmed or negated
+            record["verdict"] = verdict_word(SUPPORTED if said.affirms else CONTRADICTED, claim.negated)
+            record["decided_by"] = RESTATED
+            record["evidence_ids"] = [passages[said.passage]["id"]]
+            record["quotes"] = [said.sentence]
+            return record, [passages[said.passage]]
         best = closest_window(claim, texts, probs)
         if probs[best, NOT_ENOUGH] >= probs[best, SUPPORTED:].max():
             # The checker's own reading: not even this window bears on the claim ("ibuprofen for fever"
@@ -297,12 +307,18 @@ _MARKS = {
     NONE_WORD: "? **No verdict**",
 }
 KG_NOTE = (
-    "_A verdict above comes from a curated knowledge-graph edge (an inheritance pattern, or a drug's listed "
-    "indication or non-indication), cited as its chain; the graph does not rank drugs "
-    "(\u201cfirst-line\u201d is never decided by it)._"
+    "_A verdict above comes from a curated knowledge-graph edge (an inheritance pattern, a drug's listed "
+    "indication or non-indication, or how a disease spreads or what causes it), cited as its chain; the "
+    "graph does not rank drugs (\u201cfirst-line\u201d is never decided by it)._"
+)
+RESTATED_NOTE = (
+    "_A verdict above without a checker probability comes from a passage sentence that holds every word "
+    "of the claim: supported when it says them plainly, contradicted when a negation (\u201cnot\u201d, "
+    "\u201cno\u201d, \u201ccannot\u201d) covers them. Read the quote: the rule reads words, not "
+    "meaning._"
 )
 NEVER_CALLED_NOTE = (
-    "_**The passages decide no claim:** on labelled calibration claims the claim checker did not reach the "
+    "_**The claim checker decides no claim:** on labelled calibration claims it did not reach the "
     "precision a verdict needs (≥ 0.9), so it gives none. Each undecided claim shows the passage that bears "
     "on it most — read it before relying on the reply._"
 )
@@ -327,6 +343,11 @@ def reply_check_lines(table: ReplyCheckRec) -> list[str]:
         if claim.get("decided_by") == "knowledge graph":
             facts = zip(claim.get("kg_facts", []), claim.get("chain_ids", []), strict=False)
             line += " — by the knowledge graph: " + "; ".join(f"{fact} [{cid}]" for fact, cid in facts)
+        elif claim.get("decided_by") == RESTATED:
+            quotes = zip(claim.get("quotes", []), claim.get("evidence_ids", []), strict=False)
+            line += " — the passage says it in the claim's own words: " + "; ".join(
+                f"\u201c{_quote(q)}\u201d [{i}]" for q, i in quotes
+            )
         elif verdict == NONE_WORD:
             closest = claim.get("closest")
             line += (
@@ -365,6 +386,8 @@ def reply_check_lines(table: ReplyCheckRec) -> list[str]:
         lines.append(NEVER_CALLED_NOTE)
         if any(c.get("decided_by") == "knowledge graph" for c in claims):
             lines += ["", KG_NOTE]
+        if any(c.get("decided_by") == RESTATED for c in claims):
+            lines += ["", RESTATED_NOTE]
         return [*lines, ""]
     lines.append(
         "_A verdict is given only where the claim checker reaches its calibrated threshold; "

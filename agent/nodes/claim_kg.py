@@ -1,5 +1,5 @@
-"""A claim the knowledge graph decides: an inheritance pattern, or a drug for a disease, checked against
-curated typed edges and cited as the one-hop chain that decides it.
+"""A claim the knowledge graph decides: an inheritance pattern, a drug for a disease, a disease's vector or
+pathogen, checked against curated typed edges and cited as the one-hop chain that decides it.
 
 Why beside the trained checker: the checker does not yet reach the precision a verdict needs (its
 thresholds call nothing; ``data/claims/CARD.md``), but two of the commonest factual slips in a colleague's
@@ -12,7 +12,12 @@ the calibrated linker (``tools.ner_link``), and the KG holds an edge of that rel
 * inheritance: the claimed pattern among the subject's patterns → supported; the subject has patterns and
   none is the claimed one → contradicted (a pattern never listed is not a verdict);
 * treatment: an edge treats / indicated_for / palliates from the drug to the disease → supported;
-  not_indicated_for → contradicted; no edge → no verdict (absence from a KG is not evidence).
+  not_indicated_for → contradicted; no edge → no verdict (absence from a KG is not evidence);
+* transmission and cause (Disease Ontology's definitions, parsed into ``transmitted_by`` and
+  ``has_material_basis_in``): a claim that says how the disease spreads ("Lyme disease is spread by ticks")
+  or what causes it ("… caused by Borrelia burgdorferi") and names a word of an edge's target → supported.
+  Never contradicted: a vector or pathogen the KG does not list is absence, not evidence ("dengue spreads
+  from person to person" gets no KG verdict, though DO lists only the mosquito).
 
 A negated claim ("X does not treat Y") reverses the verdict, as for the checker.
 """
@@ -24,6 +29,7 @@ from dataclasses import dataclass
 
 from graphs.kb import KnowledgeBase
 from graphs.stores.kg_facts import KGFact, kg_facts
+from graphs.text.word_stems import word_stems
 from tools.ner_link import NerLinkRequest, NerLinkResult, ner_link
 
 INHERITANCE = re.compile(
@@ -38,6 +44,37 @@ TREATMENT_CUE = re.compile(
     r"\b(treat(?:s|ed|ing|ment)?|indicated|therapy|used (?:for|to treat)|manage[sd]?|prescribe[sd]?)\b",
     re.I,
 )
+SPREAD_CUE = re.compile(
+    r"\b(spread|transmit|carrie[ds]|carry|carrying|pass(?:es|ed)? on|bites?|caught|catch(?:es)?)\w*", re.I
+)
+CAUSE_CUE = re.compile(r"\b(caus\w*|due to|infection with|results? from)\b", re.I)
+AGENT_RELATIONS = (("transmitted_by", SPREAD_CUE), ("has_material_basis_in", CAUSE_CUE))
+"""A claim's cue and the KG relation whose target it may name: a transmission vector, a pathogen."""
+AGENT_STOP = frozenset(
+    {
+        "bite",
+        "with",
+        "from",
+        "four",
+        "serotype",
+        "ncbitaxon",
+        "type",
+        "infected",
+        "infection",
+        "contact",
+        "human",
+        "person",
+        "people",
+        "through",
+        "direct",
+        "directly",
+        "membrane",
+        "mucous",
+    }
+)
+"""Words of a target's name too general to show that a claim names it: "rabies is spread by contact with
+infected blood" shares "contact" and "infected" with "contact of mucous membranes with saliva of an
+infected animal", and is not what the KG says."""
 SUPPORTING_TREATMENT = ("treats", "indicated_for", "palliates")
 CONTRADICTING_TREATMENT = ("not_indicated_for",)
 
@@ -117,12 +154,35 @@ def _treatment(kb: KnowledgeBase, text: str, drugs: list[str], diseases: list[st
     return None
 
 
+def names_target(claim_text: str, target_name: str, subject_name: str) -> bool:
+    """Whether the claim names the edge's target: a word of the target's name (4+ letters, not a general
+    one, not a word of the disease's own name — "dengue" in "Dengue virus") among the claim's words,
+    singular or plural ("ticks" names "blacklegged tick Ixodes scapularis"; "viral" names a virus)."""
+    target = word_stems(target_name, 4, AGENT_STOP) - word_stems(subject_name)
+    return bool(target & word_stems(claim_text))
+
+
+def _agent(kb: KnowledgeBase, text: str, diseases: list[str]) -> KGVerdict | None:
+    if not diseases:
+        return None
+    for relation, cue in AGENT_RELATIONS:
+        if cue.search(text) is None:
+            continue
+        facts = [f for f in kg_facts(kb.store, diseases, [relation]) if f.focus_is_head]
+        named = [f for f in facts if names_target(text, f.entity_name, f.focus_name)]
+        if named:
+            return KGVerdict("supported", tuple(named[:2]))
+    return None
+
+
 def kg_verdict(kb: KnowledgeBase, claim_text: str, negated: bool) -> KGVerdict | None:
     """The KG's verdict on a claim, or ``None`` when the KG does not decide it."""
     linked = _linked(kb, claim_text)
     diseases = linked.get("Disease", [])
-    found = _inheritance(kb, claim_text, diseases) or _treatment(
-        kb, claim_text, linked.get("Compound", []), diseases
+    found = (
+        _inheritance(kb, claim_text, diseases)
+        or _treatment(kb, claim_text, linked.get("Compound", []), diseases)
+        or _agent(kb, claim_text, diseases)
     )
     if found is None or not negated:
         return found

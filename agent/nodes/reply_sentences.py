@@ -32,6 +32,7 @@ from agent.nodes.key_sentences import MIN_WORDS, KeySentence, near_repeat, state
 from agent.nodes.reading import MAX_CHARS, MIN_CHARS, with_lists
 from agent.state import ConsultState, EvidenceRec
 from graphs.kb import KnowledgeBase
+from graphs.text.word_stems import word_stems
 from graphs.vectors.claim_checker import NOT_ENOUGH, ClaimChecker, get_claim_checker
 from graphs.vectors.reader import ReaderUnavailable
 from tools.ranking import content_words
@@ -92,28 +93,21 @@ def condition_passages(
 GENERIC_CLAIM_WORDS = frozenset(
     {"patient", "patients", "people", "person", "disease", "condition", "treatment", "doctor", "colleague"}
 )
-STEM_CHARS = 5
-"""Words match on their first five letters ("prevention" ~ "prevent", "antibiotics" ~ "antibiotic")."""
 
 
 def claim_stems(claim: str, conditions: list[str]) -> set[str]:
     """What the claim asserts besides its subject: its content words' stems without the words of the
     ``conditions``' names ("aspir", "adequ", "strok", "preve" for the AF/aspirin claim)."""
-    condition_words = {w.lower() for c in conditions for w in content_words(c)}
-    return {
-        w.lower()[:STEM_CHARS]
-        for w in content_words(claim)
-        if len(w) >= MIN_CONTENT_CHARS
-        and w.lower() not in condition_words
-        and w.lower() not in GENERIC_CLAIM_WORDS
-    }
+    condition_words = frozenset(w.lower() for c in conditions for w in content_words(c))
+    skip = condition_words | GENERIC_CLAIM_WORDS
+    return {s for w in content_words(claim) if len(w) >= MIN_CONTENT_CHARS for s in word_stems(w, 1, skip)}
 
 
 def bears_on(stems: set[str], sentence: str) -> bool:
     """Whether ``sentence`` names something the claim asserts (see ``claim_stems``): "Croup is more common
     in the fall and winter" names neither bacteria, antibiotics nor steroids, so it says nothing about a
     reply that croup is bacterial and needs antibiotics, not steroids."""
-    return bool(stems & {w.lower()[:STEM_CHARS] for w in content_words(sentence)})
+    return bool(stems & word_stems(sentence))
 
 
 @dataclass(frozen=True)

@@ -64,6 +64,14 @@ PSEUDO_TRIGGERS = _phrases(
     no matter, whether or not, or not, if not, with or without, or without, gram negative, not cause,
     not to be confused, cannot be ruled out, can't be ruled out, nor is it known, never been"""
 )
+STATEMENT_PSEUDO_TRIGGERS = _phrases(
+    """not only, not just, not necessarily, whether or not, or not, if not, with or without, or without,
+    gram negative, not to be confused, cannot be ruled out, can't be ruled out, not rule out, not ruled out,
+    not be ruled out, not excluded, not exclude, no matter, no one"""
+)
+"""The pseudo triggers that never deny a *statement*. For a mention, "no cure for X", "does not cause X"
+and "no increase in X" must not negate X (the list above); for a claim they are its denial — "NSAIDs do not
+cause ulcers", "there is no cure for Crohn's disease" — so a claim's polarity is read with this list."""
 TERMINATION = _phrases(
     """but, however, although, though, nevertheless, yet, still, except, which, who, whereas,
     because, secondary to, aside from, apart from, other than, cause of, causes of, cause for,
@@ -82,6 +90,7 @@ def _by_first_token(phrases: Iterable[Phrase]) -> dict[str, list[Phrase]]:
 _PRE = _by_first_token(PRE_TRIGGERS)
 _POST = _by_first_token(POST_TRIGGERS)
 _PSEUDO = _by_first_token(PSEUDO_TRIGGERS)
+_STATEMENT_PSEUDO = _by_first_token(STATEMENT_PSEUDO_TRIGGERS)
 _TERMINATION = _by_first_token(TERMINATION)
 
 
@@ -99,13 +108,13 @@ def _occurrences(words: Sequence[str], index: dict[str, list[Phrase]]) -> list[t
 class _Scopes:
     """Triggers and scope barriers of one text, found once and shared by all its mentions."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, pseudo: dict[str, list[Phrase]] = _PSEUDO) -> None:
         self.starts: list[int] = []
         words: list[str] = []
         for match in _TOKEN.finditer(text):
             self.starts.append(match.start())
             words.append(_BREAK if match.lastgroup else match.group().lower().replace("’", "'"))
-        masked = {i for start, end in _occurrences(words, _PSEUDO) for i in range(start, end)}
+        masked = {i for start, end in _occurrences(words, pseudo) for i in range(start, end)}
         self.pre_ends = sorted(end for start, end in _occurrences(words, _PRE) if start not in masked)
         self.post_starts = sorted(start for start, _ in _occurrences(words, _POST) if start not in masked)
         barrier = [word == _BREAK for word in words]
@@ -132,9 +141,12 @@ class _Scopes:
         return False
 
 
-def negated_spans(text: str, spans: Sequence[tuple[int, int]], *, window: int = DEFAULT_WINDOW) -> list[bool]:
-    """For each ``(start, end)`` character span of ``text``, whether a negation trigger scopes over it."""
+def negated_spans(
+    text: str, spans: Sequence[tuple[int, int]], *, window: int = DEFAULT_WINDOW, statement: bool = False
+) -> list[bool]:
+    """For each ``(start, end)`` character span of ``text``, whether a negation trigger scopes over it;
+    ``statement`` reads the polarity of what the text states (:data:`STATEMENT_PSEUDO_TRIGGERS`)."""
     if not spans:
         return []
-    scopes = _Scopes(text)
+    scopes = _Scopes(text, _STATEMENT_PSEUDO if statement else _PSEUDO)
     return [scopes.negated(start, end, window) for start, end in spans]

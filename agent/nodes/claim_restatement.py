@@ -1,0 +1,98 @@
+"""A claim a passage restates: decided by the passage's own words, affirmed or negated.
+
+Why: the trained claim checker does not reach a verdict's precision (data/claims/CARD.md), yet the reply
+"dengue spreads from person to person" was shown, as "closest, not a verdict", beside the passage sentence
+"Dengue does not spread from person to person." A sentence that holds every content word of the claim says
+the claim itself; whether a negation scopes over those words (the NegEx scopes of graphs/text/negation.py)
+says which way (issue 22, item 3: "not", "no", "cannot" flip support).
+
+The rule, for the claim's positive form (its yes/no question; a negated claim's verdict is flipped by the
+caller as for the checker): a sentence of the claim's passages *restates* it when it holds the stem of every
+content word of that form (at least ``MIN_CLAIM_WORDS``; graphs/text/word_stems.py). It *denies* the claim
+when a negation trigger scopes over one of those words and *affirms* it when none does; a hedge the claim
+lacks ("may", "might", "possibly") leaves it undecided. Supported when some restating sentence affirms and
+none denies; contradicted when one denies and none affirms; otherwise no verdict. Its precision on the
+labelled claims is in evals/reports/claim_check_calibration.md and claim_check_benchmark.md ("restated").
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from agent.nodes.focus import sentences
+from graphs.text.negation import negated_spans
+from graphs.text.word_stems import stem, word_stems
+from tools.ranking import content_words, word_set
+
+STEM = 4
+"""Letters a word is matched on: four, so "cured" meets "cure" and "caused" meets "cause"; a restatement
+needs every word of the claim, which keeps a rare collision from deciding anything."""
+MIN_CLAIM_WORDS = 3
+"""Content words a claim needs for a restatement to say anything: "Is X safe?" is held by too many
+sentences that say something else of X."""
+QUESTION_WORDS = word_set(
+    "is are was were do does did can could should will would has have had may might must shall "
+    "there it they this that these those"
+)
+HEDGES = word_set("may might could possibly probably perhaps potentially maybe suggest suggests some")
+"""Words that weaken what a claim says outright ("X may cause Y" does not support "X causes Y")."""
+UNCERTAIN = re.compile(
+    r"\b(?:not (?:yet |well |fully |completely )?(?:known|clear|understood|certain|established)|unknown|"
+    r"unclear|uncertain|controversial|remains? to be|whether)\b",
+    re.I,
+)
+_WORD = re.compile(r"[A-Za-z0-9]+")
+
+
+@dataclass(frozen=True)
+class Restatement:
+    """The sentence that decides, its passage index, and which way it goes for the claim's positive form."""
+
+    passage: int
+    sentence: str
+    affirms: bool
+
+
+def claim_words(question: str) -> set[str]:
+    """The stems the claim's positive form asserts: its content words without the question's own words."""
+    words = [w for w in content_words(question) if w.lower() not in QUESTION_WORDS]
+    return {s for w in words for s in word_stems(w, 2, chars=STEM)}
+
+
+def reading(sentence: str, wanted: set[str], claim_hedged: bool) -> bool | None:
+    """``True`` when ``sentence`` restates and affirms the claim, ``False`` when it denies it, ``None`` when
+    it does not restate it, hedges what the claim says outright, or is ambiguous.
+
+    Denied: some claim word is negated wherever the sentence says it, and no claim word is said both
+    negated and not ("although dengue does not spread from person to person, mosquitoes spread it" is
+    ambiguous about "dengue is spread by mosquitoes"); affirmed: no claim word is negated anywhere."""
+    spans = [(m.start(), m.end()) for m in _WORD.finditer(sentence) if stem(m.group(), STEM) in wanted]
+    if {stem(sentence[s:e], STEM) for s, e in spans} != wanted or UNCERTAIN.search(sentence):
+        return None  # not a restatement, or "it is not known whether X causes Y"
+    by_word: dict[str, set[bool]] = {}
+    for (s, e), negated in zip(spans, negated_spans(sentence, spans, statement=True), strict=True):
+        by_word.setdefault(stem(sentence[s:e], STEM), set()).add(negated)
+    if any(len(ways) > 1 for ways in by_word.values()):
+        return None
+    if any(True in ways for ways in by_word.values()):
+        return False
+    if not claim_hedged and HEDGES & {w.lower() for w in _WORD.findall(sentence)}:
+        return None
+    return True
+
+
+def restated(question: str, passages: list[str], claim_hedged: bool = False) -> Restatement | None:
+    """The verdict the passages' own words give the claim's positive form ``question``, or ``None``."""
+    wanted = claim_words(question)
+    if len(wanted) < MIN_CLAIM_WORDS:
+        return None
+    found: list[Restatement] = []
+    for n, text in enumerate(passages):
+        for s, e in sentences(text):
+            way = reading(text[s:e], wanted, claim_hedged)
+            if way is not None:
+                found.append(Restatement(n, text[s:e], way))
+    if not found or len({r.affirms for r in found}) > 1:
+        return None  # nothing restates it, or the passages say both
+    return found[0]
