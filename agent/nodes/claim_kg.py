@@ -44,9 +44,9 @@ TREATMENT_CUE = re.compile(
     r"\b(treat(?:s|ed|ing|ment)?|indicated|therapy|used (?:for|to treat)|manage[sd]?|prescribe[sd]?)\b",
     re.I,
 )
-SPREAD_CUE = re.compile(
-    r"\b(spread|transmit|carrie[ds]|carry|carrying|pass(?:es|ed)? on|bites?|caught|catch(?:es)?)\w*", re.I
-)
+SPREAD_CUE = re.compile(r"\b(spread|transmit|carrie[ds]|carry|carrying|pass(?:es|ed)? on)\w*", re.I)
+"""Words that make a claim about how a disease spreads. Not "bite": "Is a bull's-eye rash after a tick bite
+the first sign of Lyme disease?" is about the rash, and was once "supported" by the tick edge."""
 CAUSE_CUE = re.compile(r"\b(caus\w*|due to|infection with|results? from)\b", re.I)
 AGENT_RELATIONS = (("transmitted_by", SPREAD_CUE), ("has_material_basis_in", CAUSE_CUE))
 """A claim's cue and the KG relation whose target it may name: a transmission vector, a pathogen."""
@@ -154,6 +154,20 @@ def _treatment(kb: KnowledgeBase, text: str, drugs: list[str], diseases: list[st
     return None
 
 
+VIRUS = re.compile(r"\bvir(?:us|uses|al)\b", re.I)
+BACTERIUM = re.compile(r"\bbacteri(?:a|al|um)\b", re.I)
+
+
+def kind_clash(claim_text: str, target_name: str) -> bool:
+    """The claim names a kind of pathogen the target is not: "caused by Clostridium viruses" against
+    Clostridium tetani (not a virus), "bacterial" against Dengue virus. No KG verdict then — the edge names
+    the organism, and a clash of kinds is for the reader to see, not for a name match to call supported."""
+    target_is_virus = bool(VIRUS.search(target_name))
+    if VIRUS.search(claim_text):
+        return not target_is_virus
+    return bool(BACTERIUM.search(claim_text)) and target_is_virus
+
+
 def names_target(claim_text: str, target_name: str, subject_name: str) -> bool:
     """Whether the claim names the edge's target: a word of the target's name (4+ letters, not a general
     one, not a word of the disease's own name — "dengue" in "Dengue virus") among the claim's words,
@@ -170,6 +184,8 @@ def _agent(kb: KnowledgeBase, text: str, diseases: list[str]) -> KGVerdict | Non
             continue
         facts = [f for f in kg_facts(kb.store, diseases, [relation]) if f.focus_is_head]
         named = [f for f in facts if names_target(text, f.entity_name, f.focus_name)]
+        if any(kind_clash(text, f.entity_name) for f in named):
+            return None
         if named:
             return KGVerdict("supported", tuple(named[:2]))
     return None

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from agent.nodes.focus import sentences
 from graphs.text.negation import negated_spans
 from graphs.text.word_stems import stem, word_stems
-from tools.ranking import content_words, word_set
+from tools.ranking import STOP_WORDS, content_words, word_set
 
 STEM = 4
 """Letters a word is matched on: four, so "cured" meets "cure" and "caused" meets "cause"; a restatement
@@ -42,6 +42,14 @@ UNCERTAIN = re.compile(
     r"unclear|uncertain|controversial|remains? to be|whether)\b",
     re.I,
 )
+STUDY_AIM = re.compile(
+    r"\b(?:aim(?:s|ed)?|objectives?|purpose|hypothes\w*|sought|investigat\w*|examin\w*|assess\w*|"
+    r"evaluat\w*|determine[ds]?|explor\w*|compar\w*|this study|we studied|to test)\b",
+    re.I,
+)
+"""A sentence that says what a study set out to find ("This study aimed to show the relationship between
+serum paraoxonase 1 level and …") holds every word of the claim and finds nothing: three of six
+"supported" restatements of PubMedQA calibration claims were such sentences."""
 _WORD = re.compile(r"[A-Za-z0-9]+")
 
 
@@ -54,9 +62,16 @@ class Restatement:
     affirms: bool
 
 
+DIRECTION_WORDS = word_set("before after above below more less most least over under up down only all few")
+"""Function words that carry what a claim says ("labor that starts *after* 37 weeks", "*more* common in
+women"): kept as claim words, so a sentence that says "before" does not restate a claim that says "after"."""
+
+
 def claim_words(question: str) -> set[str]:
-    """The stems the claim's positive form asserts: its content words without the question's own words."""
-    words = [w for w in content_words(question) if w.lower() not in QUESTION_WORDS]
+    """The stems the claim's positive form asserts: its content words and direction words, without the
+    question's own words."""
+    kept = STOP_WORDS - DIRECTION_WORDS
+    words = [w for w in content_words(question, kept) if w.lower() not in QUESTION_WORDS]
     return {s for w in words for s in word_stems(w, 2, chars=STEM)}
 
 
@@ -67,9 +82,13 @@ def reading(sentence: str, wanted: set[str], claim_hedged: bool) -> bool | None:
     Denied: some claim word is negated wherever the sentence says it, and no claim word is said both
     negated and not ("although dengue does not spread from person to person, mosquitoes spread it" is
     ambiguous about "dengue is spread by mosquitoes"); affirmed: no claim word is negated anywhere."""
+    if sentence.rstrip().endswith("?"):
+        return None  # a question ("Are wandering and agitation equivalent?") restates nothing
     spans = [(m.start(), m.end()) for m in _WORD.finditer(sentence) if stem(m.group(), STEM) in wanted]
-    if {stem(sentence[s:e], STEM) for s, e in spans} != wanted or UNCERTAIN.search(sentence):
-        return None  # not a restatement, or "it is not known whether X causes Y"
+    if {stem(sentence[s:e], STEM) for s, e in spans} != wanted:
+        return None
+    if UNCERTAIN.search(sentence) or STUDY_AIM.search(sentence):
+        return None  # "it is not known whether X causes Y", "we examined whether X causes Y"
     by_word: dict[str, set[bool]] = {}
     for (s, e), negated in zip(spans, negated_spans(sentence, spans, statement=True), strict=True):
         by_word.setdefault(stem(sentence[s:e], STEM), set()).add(negated)
@@ -85,8 +104,8 @@ def reading(sentence: str, wanted: set[str], claim_hedged: bool) -> bool | None:
 def restated(question: str, passages: list[str], claim_hedged: bool = False) -> Restatement | None:
     """The verdict the passages' own words give the claim's positive form ``question``, or ``None``."""
     wanted = claim_words(question)
-    if len(wanted) < MIN_CLAIM_WORDS:
-        return None
+    if len(wanted) < MIN_CLAIM_WORDS or reading(question.rstrip(" ?") + ".", wanted, True) is not True:
+        return None  # a claim that negates some of its own words ("… who have no signs") is not read
     found: list[Restatement] = []
     for n, text in enumerate(passages):
         for s, e in sentences(text):
