@@ -13,7 +13,7 @@ import pytest
 from agent.consult import Consultant
 from agent.nodes import claim_check
 from agent.nodes.claim_check import REPLY_CHECK_HEADING, judge, reply_status
-from agent.nodes.claim_kg import kg_verdict, names_target
+from agent.nodes.claim_kg import SPREAD_CUE, kg_verdict, kind_clash, names_target
 from graphs.kb import KnowledgeBase
 from graphs.vectors.claim_checker import (
     CONTRADICTED,
@@ -279,3 +279,14 @@ def test_a_claim_names_a_vector_or_pathogen_only_by_a_word_of_its_own(
     claim: str, target: str, subject: str, named: bool
 ) -> None:
     assert names_target(claim, target, subject) is named
+
+
+def test_a_pathogen_kind_the_kg_target_is_not_and_a_bite_decide_nothing() -> None:
+    # "Tetanus is caused by Clostridium viruses" names the organism, but Clostridium tetani is no virus.
+    assert kind_clash("Is tetanus caused by Clostridium viruses?", "Clostridium tetani")
+    assert kind_clash("Is dengue a bacterial disease caused by dengue?", "Dengue virus [NCBITaxon:12637]")
+    assert not kind_clash("Is dengue caused by a virus?", "Dengue virus [NCBITaxon:12637]")
+    assert not kind_clash("Is tetanus caused by Clostridium tetani?", "Clostridium tetani")
+    # A rash after a tick bite is about the rash, not how Lyme disease spreads.
+    assert SPREAD_CUE.search("Is a bull's-eye rash after a tick bite the first sign of Lyme disease?") is None
+    assert SPREAD_CUE.search("Is Lyme disease spread by ticks?")
