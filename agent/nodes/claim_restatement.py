@@ -50,6 +50,9 @@ STUDY_AIM = re.compile(
 """A sentence that says what a study set out to find ("This study aimed to show the relationship between
 serum paraoxonase 1 level and …") holds every word of the claim and finds nothing: three of six
 "supported" restatements of PubMedQA calibration claims were such sentences."""
+DIRECTION_WORDS = word_set("before after above below more less most least over under up down only all few")
+"""Function words that carry what a claim says ("labor that starts *after* 37 weeks", "*more* common in
+women"): kept as claim words, so a sentence that says "before" does not restate a claim that says "after"."""
 _WORD = re.compile(r"[A-Za-z0-9]+")
 
 
@@ -60,11 +63,6 @@ class Restatement:
     passage: int
     sentence: str
     affirms: bool
-
-
-DIRECTION_WORDS = word_set("before after above below more less most least over under up down only all few")
-"""Function words that carry what a claim says ("labor that starts *after* 37 weeks", "*more* common in
-women"): kept as claim words, so a sentence that says "before" does not restate a claim that says "after"."""
 
 
 def claim_words(question: str) -> set[str]:
