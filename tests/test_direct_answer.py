@@ -16,6 +16,7 @@ from agent.citations import cited_ids
 from agent.consult import Consultant
 from agent.deps import ConsultDeps
 from agent.nodes.answer import DIRECT_LABEL, KG_ONLY_LABEL
+from agent.nodes.direct_answer import fact_notes
 from agent.nodes.focus import Focus, carries_aspect, on_focus, question_focus, sentences
 from agent.nodes.key_sentences import MAX_SENTENCES, mmr, readable
 from agent.nodes.reading import with_lists
@@ -427,3 +428,13 @@ def test_a_drug_the_kg_lists_only_as_palliating_is_marked_symptom_relief_only(
     assert treating and all(
         f"{r['entity_name']} [{r['chain_ids'][0]}] ({SYMPTOMATIC_ONLY}" not in line for r in treating
     )
+
+
+def test_a_cause_that_is_a_vector_or_a_pathogen_says_so() -> None:
+    """A tick under "Genes and causes the KG links to Lyme disease" read as if it were a gene or the cause."""
+    tick = {"relations": ["transmitted_by"], "sources": ["Disease Ontology"]}
+    borrelia = {"relations": ["has_material_basis_in"], "sources": ["Disease Ontology"]}
+    gene = {"relations": ["associated_gene"], "sources": ["Hetionet"]}
+    assert fact_notes(tick) == ["vector, spreads it", "Disease Ontology"]  # type: ignore[arg-type]
+    assert fact_notes(borrelia) == ["pathogen", "Disease Ontology"]  # type: ignore[arg-type]
+    assert fact_notes(gene) == ["Hetionet"]  # type: ignore[arg-type]

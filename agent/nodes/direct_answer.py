@@ -262,12 +262,22 @@ def fact_line(heading: str, facts: list[KGFactRec], total: int) -> str:
     return f"- **{heading}:** {'; '.join(items)}{more}"
 
 
+RELATION_NOTES = {"transmitted_by": "vector, spreads it", "has_material_basis_in": "pathogen"}
+"""What a "causes" fact is, when it is not a gene: "Genes and causes the KG links to Lyme disease:
+blacklegged tick" read as if the tick were a gene or the cause."""
+
+
 def fact_notes(fact: KGFactRec) -> list[str]:
-    """What the parentheses after a fact say: "symptom relief only" when that is all the KG says, then the
-    datasets."""
-    only_palliates = fact.get("relations", [fact.get("relation", "")]) == ["palliates"]
+    """What the parentheses after a fact say: "symptom relief only" when that is all the KG says, or what
+    kind of cause it is (a vector, a pathogen), then the datasets."""
+    relations = fact.get("relations", [fact.get("relation", "")])
+    kind = (
+        SYMPTOMATIC_ONLY
+        if relations == ["palliates"]
+        else ", ".join(dict.fromkeys(RELATION_NOTES[r] for r in relations if r in RELATION_NOTES))
+    )
     sources = ", ".join(fact.get("sources", []))
-    return [note for note in (SYMPTOMATIC_ONLY if only_palliates else "", sources) if note]
+    return [note for note in (kind, sources) if note]
 
 
 def sentence_line(s: KeySentenceRec) -> str:
