@@ -215,6 +215,19 @@ def test_a_list_lead_in_is_one_key_sentence_with_its_items_and_a_bare_lead_in_is
     assert texts[0] == "Hypothyroidism has many symptoms that can vary from person to person."
 
 
+def test_a_flattened_inline_list_is_joined_to_its_lead_in() -> None:
+    """MedlinePlus's Lyme page flattens its list with runs of spaces; the lead-in alone ("As the infection
+    spreads, you may have") was once quoted as the best sentence."""
+    text = (
+        "The first symptom is usually a rash, which may look like a bull's eye. As the infection spreads, "
+        "you may have       - A fever    - A headache    - Muscle and joint aches    - A stiff neck"
+    )
+    texts = [text[s:e] for s, e in with_lists(text)]
+    assert len(texts) == 2 and readable(texts[1]) == (
+        "As the infection spreads, you may have A fever, A headache, Muscle and joint aches, A stiff neck"
+    )
+
+
 def test_a_section_title_run_into_its_first_sentence_is_shown_once() -> None:
     assert readable("Early Symptoms Early symptoms of Parkinson's disease are subtle.") == (
         "Early symptoms of Parkinson's disease are subtle."

@@ -65,6 +65,13 @@ class ReadSentence:
     label: str
 
 
+def is_list_item(text: str, start: int) -> bool:
+    """Whether the sentence starting at ``start`` is a list item: it starts with a bullet, or the split
+    before it was one — MedQuAD's flattened lists ("you may have       - A fever    - A headache") are split
+    at " - " (agent/nodes/focus.py ``SENTENCE_END``), which leaves the items without their marker."""
+    return text[start] in "-•*" or text[:start].rstrip().endswith(("-", "•", "*"))
+
+
 def with_lists(text: str) -> list[tuple[int, int]]:
     """The sentences of ``text``, a list's lead-in joined with the list items after it.
 
@@ -81,7 +88,7 @@ def with_lists(text: str) -> list[tuple[int, int]]:
         lead = text[s:e].rstrip()
         j = i + 1
         if not lead.endswith((".", "!", "?", ")", '"', "'")):
-            while j < len(spans) and text[spans[j][0]] in "-•*" and spans[j][1] - s <= MAX_CHARS:
+            while j < len(spans) and is_list_item(text, spans[j][0]) and spans[j][1] - s <= MAX_CHARS:
                 e = spans[j][1]
                 j += 1
             if j == i + 1 and lead.endswith(":"):
