@@ -84,3 +84,13 @@ def test_a_reply_the_slice_restates_negated_is_contradicted_and_cites_the_senten
     assert claim["evidence_ids"][0] in answer["evidence_ids"]
     assert "the passage says it in the claim's own words" in answer["text"]
     assert "A verdict above without a checker probability" in answer["text"]
+
+
+def test_a_passage_titled_with_the_condition_may_leave_its_name_out_of_the_sentence() -> None:
+    sentence = "Stress and spicy foods do not cause ulcers, but can make them worse."
+    question = "Are peptic ulcers caused by spicy food?"
+    on_its_page = restated(question, [sentence], False, ["What causes Peptic Ulcer ?"], "peptic ulcers")
+    assert on_its_page is not None and not on_its_page.affirms
+    # on another condition's page the sentence does not say "peptic", and the claim does
+    assert restated(question, [sentence], False, ["What causes Gastritis ?"], "peptic ulcers") is None
+    assert restated(question, [sentence]) is None

@@ -73,9 +73,13 @@ def claim_words(question: str) -> set[str]:
     return {s for w in words for s in word_stems(w, 2, chars=STEM)}
 
 
-def reading(sentence: str, wanted: set[str], claim_hedged: bool) -> bool | None:
+def reading(
+    sentence: str, wanted: set[str], claim_hedged: bool, from_title: frozenset[str] = frozenset()
+) -> bool | None:
     """``True`` when ``sentence`` restates and affirms the claim, ``False`` when it denies it, ``None`` when
-    it does not restate it, hedges what the claim says outright, or is ambiguous.
+    it does not restate it, hedges what the claim says outright, or is ambiguous. ``from_title`` are claim
+    words the passage's title already says (its condition: "Stress and spicy foods do not cause ulcers" on
+    "What causes Peptic Ulcer?"); the sentence need not repeat them.
 
     Denied: some claim word is negated wherever the sentence says it, and no claim word is said both
     negated and not ("although dengue does not spread from person to person, mosquitoes spread it" is
@@ -83,7 +87,8 @@ def reading(sentence: str, wanted: set[str], claim_hedged: bool) -> bool | None:
     if sentence.rstrip().endswith("?"):
         return None  # a question ("Are wandering and agitation equivalent?") restates nothing
     spans = [(m.start(), m.end()) for m in _WORD.finditer(sentence) if stem(m.group(), STEM) in wanted]
-    if {stem(sentence[s:e], STEM) for s, e in spans} != wanted:
+    said = {stem(sentence[s:e], STEM) for s, e in spans}
+    if said | from_title != wanted or not said:
         return None
     if UNCERTAIN.search(sentence) or STUDY_AIM.search(sentence):
         return None  # "it is not known whether X causes Y", "we examined whether X causes Y"
@@ -99,15 +104,29 @@ def reading(sentence: str, wanted: set[str], claim_hedged: bool) -> bool | None:
     return True
 
 
-def restated(question: str, passages: list[str], claim_hedged: bool = False) -> Restatement | None:
-    """The verdict the passages' own words give the claim's positive form ``question``, or ``None``."""
+def restated(
+    question: str,
+    passages: list[str],
+    claim_hedged: bool = False,
+    titles: list[str] | None = None,
+    condition: str = "",
+) -> Restatement | None:
+    """The verdict the passages' own words give the claim's positive form ``question``, or ``None``.
+
+    ``condition`` is the disease the claim names (as written there); a passage whose title (``titles``,
+    one per passage) names it may leave the condition's words out of the deciding sentence."""
     wanted = claim_words(question)
     if len(wanted) < MIN_CLAIM_WORDS or reading(question.rstrip(" ?") + ".", wanted, True) is not True:
         return None  # a claim that negates some of its own words ("… who have no signs") is not read
+    condition_words = word_stems(condition, 2, chars=STEM) & wanted
     found: list[Restatement] = []
     for n, text in enumerate(passages):
+        title = (titles or [])[n] if titles and n < len(titles) else ""
+        named = (
+            frozenset(condition_words) if condition_words <= word_stems(title, 2, chars=STEM) else frozenset()
+        )
         for s, e in sentences(text):
-            way = reading(text[s:e], wanted, claim_hedged)
+            way = reading(text[s:e], wanted, claim_hedged, named)
             if way is not None:
                 found.append(Restatement(n, text[s:e], way))
     if not found or len({r.affirms for r in found}) > 1:
