@@ -89,8 +89,16 @@ def test_a_reply_the_slice_restates_negated_is_contradicted_and_cites_the_senten
 def test_a_passage_titled_with_the_condition_may_leave_its_name_out_of_the_sentence() -> None:
     sentence = "Stress and spicy foods do not cause ulcers, but can make them worse."
     question = "Are peptic ulcers caused by spicy food?"
-    on_its_page = restated(question, [sentence], False, ["What causes Peptic Ulcer ?"], "peptic ulcers")
+    on_its_page = restated(question, [sentence], False, ["What causes Peptic Ulcer ?"], ("peptic ulcers",))
     assert on_its_page is not None and not on_its_page.affirms
     # on another condition's page the sentence does not say "peptic", and the claim does
-    assert restated(question, [sentence], False, ["What causes Gastritis ?"], "peptic ulcers") is None
+    assert restated(question, [sentence], False, ["What causes Gastritis ?"], ("peptic ulcers",)) is None
     assert restated(question, [sentence]) is None
+
+
+def test_a_myth_reported_to_correct_it_restates_nothing_and_filler_verbs_are_not_required() -> None:
+    myth = "Another common myth is that dirty skin causes acne; however, blackheads are not caused by dirt."
+    assert restated("Is acne caused by dirty skin?", [myth]) is None
+    vaccine = "The shingles vaccine is a preventive therapy and not a treatment for postherpetic neuralgia."
+    found = restated("Is the shingles vaccine used to treat postherpetic neuralgia?", [vaccine])
+    assert found is not None and not found.affirms

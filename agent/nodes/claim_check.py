@@ -21,7 +21,7 @@ from langgraph.runtime import Runtime
 
 from agent.context import ConsultContext
 from agent.deps import ConsultDeps
-from agent.nodes.claim_kg import kg_verdict, named_disease
+from agent.nodes.claim_kg import kg_verdict, named_conditions, named_disease
 from agent.nodes.claim_restatement import restated
 from agent.nodes.common import emit, step
 from agent.nodes.direct_answer import one_hop_chain
@@ -185,7 +185,7 @@ def check_claim(
             [p["text"] for p in passages],
             claim.hedged,
             [p.get("title", "") for p in passages],
-            named_disease(deps.kb, claim.question) or "",
+            named_conditions(deps.kb, claim.question),
         )
         if said is not None:  # a passage says the claim in its own words, affirmed or negated
             record["verdict"] = verdict_word(SUPPORTED if said.affirms else CONTRADICTED, claim.negated)
@@ -320,8 +320,8 @@ KG_NOTE = (
 RESTATED_NOTE = (
     "_A verdict above without a checker probability comes from a passage sentence that holds every word "
     "of the claim: supported when it says them plainly, contradicted when a negation (\u201cnot\u201d, "
-    "\u201cno\u201d, \u201ccannot\u201d) covers them (right on 71 of 76 labelled calibration claims, 9 of 9 "
-    "held out). Read the quote: the rule reads words, not meaning._"
+    "\u201cno\u201d, \u201ccannot\u201d) covers them (right on 71 of 75 labelled calibration claims, "
+    "12 of 12 held out). Read the quote: the rule reads words, not meaning._"
 )
 NEVER_CALLED_NOTE = (
     "_**The claim checker decides no claim:** on labelled calibration claims it did not reach the "

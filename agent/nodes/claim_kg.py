@@ -110,6 +110,22 @@ def named_disease(kb: KnowledgeBase, text: str) -> str | None:
     return min(mentions, key=lambda m: m.start).surface if mentions else None
 
 
+CONDITION_TYPES = ("Disease", "Phenotype", "Finding", "Symptom")
+
+
+def named_conditions(kb: KnowledgeBase, text: str) -> tuple[str, ...]:
+    """Every condition a claim names (disease, phenotype, finding, symptom), as written there."""
+    return tuple(
+        dict.fromkeys(
+            m.surface
+            for e in link_claim(kb, text).entities
+            if e.type in CONDITION_TYPES
+            for m in e.mentions
+            if m.source == "question"
+        )
+    )
+
+
 def _linked(kb: KnowledgeBase, text: str) -> dict[str, list[str]]:
     """Entity ids by type that the linker finds in ``text``."""
     out: dict[str, list[str]] = {}

@@ -35,6 +35,9 @@ QUESTION_WORDS = word_set(
     "is are was were do does did can could should will would has have had may might must shall "
     "there it they this that these those"
 )
+FILLER_WORDS = word_set("use used uses using make makes made come comes came basically really actually")
+"""Words a colleague's claim carries that no sentence needs to repeat ("is the vaccine *used* to treat …",
+"does his iron overload *come* from faulty HFE genes that *make* him absorb …")."""
 HEDGES = word_set("may might could possibly probably perhaps potentially maybe suggest suggests some")
 """Words that weaken what a claim says outright ("X may cause Y" does not support "X causes Y")."""
 UNCERTAIN = re.compile(
@@ -53,6 +56,9 @@ serum paraoxonase 1 level and …") holds every word of the claim and finds noth
 DIRECTION_WORDS = word_set("before after above below more less most least over under up down only all few")
 """Function words that carry what a claim says ("labor that starts *after* 37 weeks", "*more* common in
 women"): kept as claim words, so a sentence that says "before" does not restate a claim that says "after"."""
+MYTH = re.compile(r"\b(?:myths?|mistaken\w*|misconceptions?|wrongly|incorrectly|not true)\b", re.I)
+"""A sentence that reports a belief to correct it: "Another common myth is that dirty skin causes acne" holds
+every word of "acne is caused by dirty skin", unnegated."""
 _WORD = re.compile(r"[A-Za-z0-9]+")
 
 
@@ -69,7 +75,7 @@ def claim_words(question: str) -> set[str]:
     """The stems the claim's positive form asserts: its content words and direction words, without the
     question's own words."""
     kept = STOP_WORDS - DIRECTION_WORDS
-    words = [w for w in content_words(question, kept) if w.lower() not in QUESTION_WORDS]
+    words = [w for w in content_words(question, kept) if w.lower() not in QUESTION_WORDS | FILLER_WORDS]
     return {s for w in words for s in word_stems(w, 2, chars=STEM)}
 
 
@@ -90,8 +96,8 @@ def reading(
     said = {stem(sentence[s:e], STEM) for s, e in spans}
     if said | from_title != wanted or not said:
         return None
-    if UNCERTAIN.search(sentence) or STUDY_AIM.search(sentence):
-        return None  # "it is not known whether X causes Y", "we examined whether X causes Y"
+    if UNCERTAIN.search(sentence) or STUDY_AIM.search(sentence) or MYTH.search(sentence):
+        return None  # "not known whether X causes Y", "we examined whether …", "a common myth is that …"
     by_word: dict[str, set[bool]] = {}
     for (s, e), negated in zip(spans, negated_spans(sentence, spans, statement=True), strict=True):
         by_word.setdefault(stem(sentence[s:e], STEM), set()).add(negated)
@@ -109,24 +115,22 @@ def restated(
     passages: list[str],
     claim_hedged: bool = False,
     titles: list[str] | None = None,
-    condition: str = "",
+    conditions: tuple[str, ...] = (),
 ) -> Restatement | None:
     """The verdict the passages' own words give the claim's positive form ``question``, or ``None``.
 
-    ``condition`` is the disease the claim names (as written there); a passage whose title (``titles``,
-    one per passage) names it may leave the condition's words out of the deciding sentence."""
+    ``conditions`` are the conditions the claim names (as written there); a passage whose title (``titles``,
+    one per passage) names one may leave that condition's words out of the deciding sentence."""
     wanted = claim_words(question)
     if len(wanted) < MIN_CLAIM_WORDS or reading(question.rstrip(" ?") + ".", wanted, True) is not True:
         return None  # a claim that negates some of its own words ("… who have no signs") is not read
-    condition_words = word_stems(condition, 2, chars=STEM) & wanted
+    named_words = [word_stems(c, 2, chars=STEM) & wanted for c in conditions]
     found: list[Restatement] = []
     for n, text in enumerate(passages):
-        title = (titles or [])[n] if titles and n < len(titles) else ""
-        named = (
-            frozenset(condition_words) if condition_words <= word_stems(title, 2, chars=STEM) else frozenset()
-        )
+        title = word_stems(titles[n], 2, chars=STEM) if titles and n < len(titles) else set()
+        from_title = frozenset(w for words in named_words if words and words <= title for w in words)
         for s, e in sentences(text):
-            way = reading(text[s:e], wanted, claim_hedged, named)
+            way = reading(text[s:e], wanted, claim_hedged, from_title)
             if way is not None:
                 found.append(Restatement(n, text[s:e], way))
     if not found or len({r.affirms for r in found}) > 1:
