@@ -28,7 +28,7 @@ import numpy as np
 from langgraph.checkpoint.memory import InMemorySaver
 
 from agent.consult import Consultant
-from agent.nodes.claim_check import judge, verdict_word
+from agent.nodes.claim_check import RESTATED, judge, verdict_word
 from evals.bench_common import publish
 from evals.claim_sets import claim_set
 from graphs.model.settings import Settings, load_settings
@@ -213,7 +213,7 @@ def report(rows: list[dict[str, Any]], thresholds: dict[str, float], part: str, 
             f"edge; {right} of them right.",
         ]
     restated = [
-        r for r, v in zip(rows, verdicts, strict=True) if r.get("decided_by") == "restatement" and v in CALLED
+        r for r, v in zip(rows, verdicts, strict=True) if r.get("decided_by") == RESTATED and v in CALLED
     ]
     if restated:
         right = sum(r["expected"] == r["verdict"] for r in restated)
@@ -250,7 +250,7 @@ def report(rows: list[dict[str, Any]], thresholds: dict[str, float], part: str, 
                 if r["verdict"] == r["expected"]
                 else ("·" if r["verdict"] == "no evidence found" else "✗")
             )
-            kg = {"knowledge graph": " (KG)", "restatement": " (restated)"}.get(r.get("decided_by", ""), "")
+            kg = {"knowledge graph": " (KG)", RESTATED: " (restated)"}.get(r.get("decided_by", ""), "")
             lines.append(
                 f"| {r['id']} | {r['expected']} | {mark} {r['verdict']}{kg} | {r['claim']} "
                 f"| {r['checked_as']} |"

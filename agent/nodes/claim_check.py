@@ -320,7 +320,7 @@ KG_NOTE = (
 RESTATED_NOTE = (
     "_A verdict above without a checker probability comes from a passage sentence that holds every word "
     "of the claim: supported when it says them plainly, contradicted when a negation (\u201cnot\u201d, "
-    "\u201cno\u201d, \u201ccannot\u201d) covers them (right on 71 of 75 labelled calibration claims, "
+    "\u201cno\u201d, \u201ccannot\u201d) covers them (right on 72 of 76 labelled calibration claims, "
     "12 of 12 held out). Read the quote: the rule reads words, not meaning._"
 )
 NEVER_CALLED_NOTE = (

@@ -11,23 +11,24 @@ from __future__ import annotations
 
 import re
 
+from graphs.text.term_variants import singular_forms
+
 STEM_CHARS = 5
 _WORD = re.compile(r"[a-z0-9]+")
 
 
-def singular(word: str) -> str:
-    """``word`` without a plural -s (not -ss; words of five letters or more)."""
-    return word[:-1] if word.endswith("s") and not word.endswith("ss") and len(word) > 4 else word
-
-
 def stem(word: str, chars: int = STEM_CHARS) -> str:
-    return singular(word.lower())[:chars]
+    """The first ``chars`` letters of the word's singular (``term_variants.singular_forms``, the linker's
+    own plural rules: "diabetes" stays, "viruses" → "virus")."""
+    lower = word.lower()
+    return min(singular_forms(lower) or {lower}, key=len)[:chars]
 
 
 def word_stems(
     text: str, min_chars: int = 1, skip: frozenset[str] = frozenset(), chars: int = STEM_CHARS
 ) -> set[str]:
-    """The stems (first ``chars`` letters of the singular) of the words of ``text`` of at least
-    ``min_chars`` letters, other than the ``skip`` words (lower case); "viral" counts as "virus"."""
+    """The stems of the words of ``text`` of at least ``min_chars`` letters, other than those of the
+    ``skip`` words (matched by stem, so "membranes" is skipped by "membrane"); "viral" counts as "virus"."""
+    skipped = {stem(w, chars) for w in skip}
     words = _WORD.findall(text.lower().replace("viral", "virus"))
-    return {stem(w, chars) for w in words if len(w) >= min_chars and w not in skip}
+    return {s for w in words if len(w) >= min_chars and (s := stem(w, chars)) not in skipped}
