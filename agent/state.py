@@ -148,6 +148,8 @@ class ClaimVerdictRec(TypedDict, total=False):
     """"knowledge graph" when a KG edge decided the claim (agent/nodes/claim_kg.py); else the checker's."""
     chain_ids: list[str]
     kg_facts: list[str]
+    opposite: list[str]
+    """A restatement that says one claim word the other way round: [the claim's word, the passage's]."""
     context_carried: bool
     """The claim named no disease and was checked as about the one an earlier claim of the reply names."""
 

@@ -70,6 +70,8 @@ def run_items(items: list[dict[str, Any]], kb_dirs: dict[str, Path]) -> list[dic
                     "contradiction": float(first.get("contradiction", 0.0)),
                     "verdict": first.get("verdict", "no evidence found"),
                     "decided_by": first.get("decided_by", "checker"),
+                    "quote": (first.get("quotes") or [""])[0],
+                    "opposite": first.get("opposite"),
                     "status": result.answer.get("status"),
                     "seconds": round(time.perf_counter() - started, 3),
                 }
@@ -228,6 +230,12 @@ def report(rows: list[dict[str, Any]], thresholds: dict[str, float], part: str, 
             f"sentence restating the claim (agent/nodes/claim_restatement.py); {right} of them right "
             f"({by_class}).",
         ]
+        flipped = [r for r in restated if r.get("opposite")]
+        if flipped:
+            lines[-1] += (
+                f" Of those, {len(flipped)} said one claim word the other way round (an exclusive opposite, "
+                f"graphs/text/opposites.py); {sum(r['expected'] == r['verdict'] for r in flipped)} right."
+            )
     expected_counts = defaultdict(int)
     for r in rows:
         expected_counts[r["expected"]] += 1

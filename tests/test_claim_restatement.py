@@ -10,6 +10,7 @@ import pytest
 
 from agent.consult import Consultant
 from agent.nodes.claim_restatement import restated
+from graphs.kb import KnowledgeBase
 from graphs.text.negation import negated_spans
 
 
@@ -102,3 +103,87 @@ def test_a_myth_reported_to_correct_it_restates_nothing_and_filler_verbs_are_not
     vaccine = "The shingles vaccine is a preventive therapy and not a treatment for postherpetic neuralgia."
     found = restated("Is the shingles vaccine used to treat postherpetic neuralgia?", [vaccine])
     assert found is not None and not found.affirms
+
+
+@pytest.mark.parametrize(
+    ("question", "sentence"),
+    [
+        (
+            "Is Wilson disease inherited in an autosomal dominant pattern?",
+            "Wilson disease is inherited in an autosomal recessive pattern.",
+        ),
+        (
+            "Does basal cell carcinoma usually spread to other parts of the body?",
+            "Basal cell carcinoma rarely spreads to other parts of the body.",
+        ),
+        ("Does hyperthyroidism cause weight gain?", "Hyperthyroidism often causes weight loss."),
+    ],
+)
+def test_a_sentence_saying_one_claim_word_the_other_way_round_denies_it(question: str, sentence: str) -> None:
+    found = restated(question, [sentence])
+    assert found is not None and not found.affirms and found.sentence == sentence
+
+
+@pytest.mark.parametrize(
+    ("question", "sentence"),
+    [
+        # the opposite is negated: a double denial decides nothing
+        ("Is psoriasis common in children?", "Psoriasis is not rare in children."),
+        # a contrast that is not exclusive: affecting women does not deny affecting men
+        ("Does lupus affect men?", "Lupus affects women."),
+        # both sides beside the claim's words: a comparison, not a restatement
+        ("Is gout more common in women?", "Gout is more common in men than in women."),
+        # hedged opposite
+        ("Does the drug increase blood pressure?", "The drug may decrease blood pressure."),
+        # two words differ: not the claim said the other way round
+        (
+            "Is Wilson disease inherited in an autosomal dominant pattern?",
+            "Wilson disease is X-linked recessive.",
+        ),
+    ],
+)
+def test_no_opposite_verdict_from_a_negated_hedged_contrasting_or_distant_sentence(
+    question: str, sentence: str
+) -> None:
+    assert restated(question, [sentence]) is None
+
+
+def test_an_entity_the_sentence_names_by_another_kg_name_counts_as_said(slice_kb: KnowledgeBase) -> None:
+    def entities_in(text: str) -> list[tuple[str, frozenset[str]]]:
+        return [(m.surface, frozenset(m.entity_ids)) for m in slice_kb.matcher.find(text)]
+
+    question = "Does high blood pressure damage the kidneys?"
+    sentence = "Over time, hypertension can damage the kidneys."
+    assert {i for _, ids in entities_in("high blood pressure") for i in ids} & {
+        i for _, ids in entities_in("hypertension") for i in ids
+    }, "the slice KB's linker no longer knows the synonym this test reads"
+    assert restated(question, [sentence]) is None  # word by word, "high blood pressure" is not said
+    found = restated(question, [sentence], entities_in=entities_in)
+    assert found is not None and found.affirms and found.sentence == sentence
+
+
+def test_a_sentence_about_stopping_the_cause_neither_affirms_nor_denies_it() -> None:
+    question = "Does smoking increase the risk of bladder cancer?"
+    assert restated(question, ["Quitting smoking decreases the risk of bladder cancer."]) is None
+    assert (
+        restated("Does smoking decrease life expectancy?", ["Quitting smoking decreases life expectancy."])
+        is None
+    )
+    found = restated(question, ["Smoking decreases the risk of bladder cancer."])
+    assert found is not None and not found.affirms and found.opposite == ("increase", "decreases")
+
+
+def test_a_reply_the_slice_says_the_other_way_round_is_contradicted_and_says_which_word(
+    consultant: Consultant,
+) -> None:
+    answer = consultant.ask(
+        "Colleague says: the chance of getting cancer decreases as you get older.", task="check_reply"
+    ).answer
+    claim = answer["reply_check"]["claims"][0]
+    assert claim["verdict"] == "contradicted" and claim["decided_by"] == "restatement", claim
+    assert claim["opposite"] == ["decreases", "increases"]
+    assert "The chance of getting cancer increases as you get older." in claim["quotes"][0]
+    assert (
+        "the passage says it with \u201cincreases\u201d where the claim says \u201cdecreases\u201d"
+        in answer["text"]
+    )

@@ -10,18 +10,23 @@ The rule, for the claim's positive form (its yes/no question; a negated claim's 
 caller as for the checker): a sentence of the claim's passages *restates* it when it holds the stem of every
 content word of that form (at least ``MIN_CLAIM_WORDS``; graphs/text/word_stems.py). It *denies* the claim
 when a negation trigger scopes over one of those words and *affirms* it when none does; a hedge the claim
-lacks ("may", "might", "possibly") leaves it undecided. Supported when some restating sentence affirms and
-none denies; contradicted when one denies and none affirms; otherwise no verdict. Its precision on the
+lacks ("may", "might", "possibly") leaves it undecided. A sentence that holds every claim word but one and,
+in its place, that word's exclusive opposite (graphs/text/opposites.py: "recessive" for "dominant") denies
+it too; a claim entity the sentence names by another of its KG names counts as said. Supported when some
+restating sentence affirms and none denies; contradicted when one denies and none affirms; otherwise no
+verdict. Its precision on the
 labelled claims is in evals/reports/claim_check_calibration.md and claim_check_benchmark.md ("restated").
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from agent.nodes.focus import sentences
 from graphs.text.negation import negated_spans
+from graphs.text.opposites import contrasts, exclusive_opposites, opposite_key
 from graphs.text.word_stems import stem, word_stems
 from tools.ranking import STOP_WORDS, content_words, word_set
 
@@ -59,7 +64,16 @@ women"): kept as claim words, so a sentence that says "before" does not restate 
 MYTH = re.compile(r"\b(?:myths?|mistaken\w*|misconceptions?|wrongly|incorrectly|not true)\b", re.I)
 """A sentence that reports a belief to correct it: "Another common myth is that dirty skin causes acne" holds
 every word of "acne is caused by dirty skin", unnegated."""
+REVERSERS = word_set(
+    "quit quits quitting stop stops stopping stopped cessation avoid avoids avoiding avoided without lack "
+    "lacking absence absent withdrawal discontinuing discontinued discontinuation"
+)
+"""Words that turn what follows round ("*quitting* smoking lowers the risk" says nothing against "smoking
+raises the risk"; "*stopping* warfarin raises it" nothing for "warfarin raises it"): a sentence with one the
+claim lacks restates nothing."""
 _WORD = re.compile(r"[A-Za-z0-9]+")
+EntityFinder = Callable[[str], Iterable[tuple[str, frozenset[str]]]]
+"""A text's KG entity mentions, as (surface, entity ids): ``DictionaryMatcher.find`` in a consult."""
 
 
 @dataclass(frozen=True)
@@ -69,6 +83,8 @@ class Restatement:
     passage: int
     sentence: str
     affirms: bool
+    opposite: tuple[str, str] | None = None
+    """(the claim's word, the sentence's word) when the sentence says one claim word the other way round."""
 
 
 def claim_words(question: str) -> set[str]:
@@ -80,24 +96,42 @@ def claim_words(question: str) -> set[str]:
 
 
 def reading(
-    sentence: str, wanted: set[str], claim_hedged: bool, from_title: frozenset[str] = frozenset()
+    sentence: str,
+    wanted: set[str],
+    claim_hedged: bool,
+    from_title: frozenset[str] = frozenset(),
+    claim_tokens: frozenset[str] = frozenset(),
 ) -> bool | None:
     """``True`` when ``sentence`` restates and affirms the claim, ``False`` when it denies it, ``None`` when
     it does not restate it, hedges what the claim says outright, or is ambiguous. ``from_title`` are claim
     words the passage's title already says (its condition: "Stress and spicy foods do not cause ulcers" on
-    "What causes Peptic Ulcer?"); the sentence need not repeat them.
+    "What causes Peptic Ulcer?"); the sentence need not repeat them. ``claim_tokens`` are the claim's own
+    words as written, for its opposites (graphs/text/opposites.py).
 
     Denied: some claim word is negated wherever the sentence says it, and no claim word is said both
     negated and not ("although dengue does not spread from person to person, mosquitoes spread it" is
-    ambiguous about "dengue is spread by mosquitoes"); affirmed: no claim word is negated anywhere."""
+    ambiguous about "dengue is spread by mosquitoes"); or the sentence says every claim word but one, and in
+    its place that word's exclusive opposite, with nothing negated ("inherited in an autosomal recessive
+    pattern" against "… dominant …"). Affirmed: every claim word, none negated, and no opposite of a claim
+    word beside them ("more common in men than in women" does not affirm "more common in women")."""
     if sentence.rstrip().endswith("?"):
         return None  # a question ("Are wandering and agitation equivalent?") restates nothing
     spans = [(m.start(), m.end()) for m in _WORD.finditer(sentence) if stem(m.group(), STEM) in wanted]
     said = {stem(sentence[s:e], STEM) for s, e in spans}
-    if said | from_title != wanted or not said:
+    missing = wanted - said - from_title
+    if not said or len(missing) > 1:
         return None
     if UNCERTAIN.search(sentence) or STUDY_AIM.search(sentence) or MYTH.search(sentence):
         return None  # "not known whether X causes Y", "we examined whether …", "a common myth is that …"
+    words = {m.group().lower() for m in _WORD.finditer(sentence)}
+    if REVERSERS & words - claim_tokens:
+        return None
+    hedged = not claim_hedged and bool(HEDGES & words)
+    if missing:
+        return None if hedged else _said_opposite(sentence, spans, missing.pop(), claim_tokens)
+    keys = {opposite_key(w) for w in words} - {opposite_key(t) for t in claim_tokens}
+    if any(contrasts(t) & keys for t in claim_tokens):
+        return None
     by_word: dict[str, set[bool]] = {}
     for (s, e), negated in zip(spans, negated_spans(sentence, spans, statement=True), strict=True):
         by_word.setdefault(stem(sentence[s:e], STEM), set()).add(negated)
@@ -105,9 +139,51 @@ def reading(
         return None
     if any(True in ways for ways in by_word.values()):
         return False
-    if not claim_hedged and HEDGES & {w.lower() for w in _WORD.findall(sentence)}:
+    return None if hedged else True
+
+
+def _said_opposite(
+    sentence: str, spans: list[tuple[int, int]], missing: str, claim_tokens: frozenset[str]
+) -> bool | None:
+    """``False`` when ``sentence`` says, in the place of the claim's one missing word (stem ``missing``),
+    an exclusive opposite of it and negates nothing it says of the claim; otherwise ``None``. A negation
+    anywhere over those words (a double denial: "not rare" for "common") decides nothing."""
+    forms = {t for t in claim_tokens if stem(t, STEM) == missing}
+    opposite = set().union(*(exclusive_opposites(f) for f in forms)) if forms else set()
+    opposite -= {opposite_key(t) for t in claim_tokens}
+    found = [(m.start(), m.end()) for m in _WORD.finditer(sentence) if opposite_key(m.group()) in opposite]
+    if not found:
         return None
-    return True
+    if any(negated_spans(sentence, spans + found, statement=True)):
+        return None
+    return False
+
+
+def _named_otherwise(
+    sentence: str,
+    wanted: set[str],
+    claim_entities: list[tuple[frozenset[str], frozenset[str]]],
+    entities_in: EntityFinder | None,
+) -> frozenset[str]:
+    """The claim words of entities ``sentence`` names by another KG name (the linker's synonyms)."""
+    said = word_stems(sentence, 2, chars=STEM)
+    lacking = [(stems, ids) for stems, ids in claim_entities if not stems <= said]
+    if not lacking or entities_in is None or len(wanted - said - {w for s, _ in lacking for w in s}) > 1:
+        return frozenset()  # nothing to look up, or too far from the claim for any synonym to matter
+    there = {i for _, ids in entities_in(sentence) for i in ids}
+    return frozenset(w for stems, ids in lacking if ids & there for w in stems)
+
+
+def _opposite_pair(sentence: str, wanted: set[str], claim_tokens: frozenset[str]) -> tuple[str, str] | None:
+    """The claim word a sentence leaves out and the exclusive opposite it says instead, if it does."""
+    words = sorted({m.group().lower() for m in _WORD.finditer(sentence)})
+    said = {stem(w, STEM) for w in words}
+    for token in sorted(claim_tokens):
+        if stem(token, STEM) in wanted - said:
+            for other in words:
+                if opposite_key(other) in exclusive_opposites(token):
+                    return token, other
+    return None
 
 
 def restated(
@@ -116,23 +192,36 @@ def restated(
     claim_hedged: bool = False,
     titles: list[str] | None = None,
     conditions: tuple[str, ...] = (),
+    entities_in: EntityFinder | None = None,
 ) -> Restatement | None:
     """The verdict the passages' own words give the claim's positive form ``question``, or ``None``.
 
     ``conditions`` are the conditions the claim names (as written there); a passage whose title (``titles``,
-    one per passage) names one may leave that condition's words out of the deciding sentence."""
+    one per passage) names one may leave that condition's words out of the deciding sentence.
+    ``entities_in`` finds a text's KG entity mentions: a claim's entity the sentence names by another of
+    its KG names counts as said ("heart attack" for "myocardial infarction", "human papillomavirus" for
+    "HPV")."""
     wanted = claim_words(question)
-    if len(wanted) < MIN_CLAIM_WORDS or reading(question.rstrip(" ?") + ".", wanted, True) is not True:
+    tokens = frozenset(m.group().lower() for m in _WORD.finditer(question))
+    as_sentence = question.rstrip(" ?") + "."
+    if len(wanted) < MIN_CLAIM_WORDS or reading(as_sentence, wanted, True, frozenset(), tokens) is not True:
         return None  # a claim that negates some of its own words ("… who have no signs") is not read
     named_words = [word_stems(c, 2, chars=STEM) & wanted for c in conditions]
+    claim_entities = [
+        (stems, ids)
+        for surface, ids in (entities_in(question) if entities_in else [])
+        if (stems := frozenset(word_stems(surface, 2, chars=STEM) & wanted))
+    ]
     found: list[Restatement] = []
     for n, text in enumerate(passages):
         title = word_stems(titles[n], 2, chars=STEM) if titles and n < len(titles) else set()
         from_title = frozenset(w for words in named_words if words and words <= title for w in words)
         for s, e in sentences(text):
-            way = reading(text[s:e], wanted, claim_hedged, from_title)
+            named = _named_otherwise(text[s:e], wanted - from_title, claim_entities, entities_in)
+            way = reading(text[s:e], wanted, claim_hedged, from_title | named, tokens)
             if way is not None:
-                found.append(Restatement(n, text[s:e], way))
+                pair = None if way else _opposite_pair(text[s:e], wanted - from_title, tokens)
+                found.append(Restatement(n, text[s:e], way, pair))
     if not found or len({r.affirms for r in found}) > 1:
         return None  # nothing restates it, or the passages say both
     return found[0]
