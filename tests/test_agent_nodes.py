@@ -325,3 +325,16 @@ def test_mcq_answer_line_is_recognised(line: str) -> None:
     checked = check_citations(f"{line}\nAllopurinol lowers uric acid [E:aa11].", {"E:aa11"})
     match = ANSWER_OPTION.search(checked.text)
     assert match is not None and match.group(1) == "C" and not checked.removed
+
+
+def test_every_labelled_task_wording_and_hand_written_reply_is_read_as_labelled() -> None:
+    """evals/data/task_wordings.jsonl (issue 22: "Colleague says: …" was answered as a clinical question; a
+    consumer question quoting a doctor was checked as a reply) and the 30 hand-written reply-check replies;
+    evals/reports/task_detection.md is the same measurement, with the false alarms on the question sets."""
+    from evals.task_detection import REPLIES, WORDINGS, misread, rows
+
+    labelled = list(rows(WORDINGS))
+    assert len(labelled) >= 20 and {"check_reply", "clinical", "audit"} <= {r["task"] for r in labelled}
+    assert not misread(labelled)
+    replies = [r["reply"] for r in rows(REPLIES)]
+    assert len(replies) == 30 and all(detect_task(q) == "check_reply" for q in replies)
