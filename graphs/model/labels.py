@@ -191,6 +191,14 @@ at risk of the disease — the atrial-fibrillation question was read as "risk fa
 risk for Atrial Fibrillation?" passages."""
 
 
+LOWERING_A_RISK = re.compile(
+    r"\b(?:lower|reduc|cut|decreas|minimi[sz]|lessen)\w* (?:\S+ ){0,2}(?:risks?|chances?)\b(?: of| for)?"
+)
+"""A risk the question wants lowered ("how he can lower his risk of stroke"): prevention, not who is at risk —
+the atrial-fibrillation case asking how to lower the stroke risk was read as "risk factors" and shown "Who is
+at risk" passages, not the anticoagulant that halves it."""
+
+
 REPORTED_FINDINGS = re.compile(
     r"(?<!which )(?<!what )\b(?:(?:rapid|blood|urine|stool|laboratory|lab|skin|genetic|pregnancy|physical"
     r"|pelvic|neurologic|neurological|abdominal|cardiac|eye|rectal) )?"
@@ -211,11 +219,12 @@ def labels_asked(question: str) -> list[str]:
     """Labels a question asks about, by cue words, in a stable order (may be empty). A differential
     ("what could cause this?") asks for a diagnosis: it is read as diagnosis, not causes. A diagnosis the
     question only reports ("newly diagnosed gout") is not asked (:data:`DESCRIBES_A_DIAGNOSIS`), nor are the
-    findings a case reports (:data:`REPORTED_FINDINGS`), and a treatment's bleeding risk is a side effect
-    (:data:`HARM_OF_A_TREATMENT`)."""
+    findings a case reports (:data:`REPORTED_FINDINGS`), a treatment's bleeding risk is a side effect
+    (:data:`HARM_OF_A_TREATMENT`), and a risk to lower is prevention (:data:`LOWERING_A_RISK`)."""
     q = DESCRIBES_A_DIAGNOSIS.sub(" ", question.lower())
     q = REPORTED_FINDINGS.sub(" ", q)
     q = HARM_OF_A_TREATMENT.sub(" side effects ", q)
+    q = LOWERING_A_RISK.sub(" prevent ", q)
     labels = [label for label, pattern in _CUE_PATTERNS.items() if pattern.search(q)]
     if asks_for_a_differential(q):
         labels = ["diagnosis", *(label for label in labels if label not in ("diagnosis", "causes"))]
