@@ -187,3 +187,17 @@ def test_a_reply_the_slice_says_the_other_way_round_is_contradicted_and_says_whi
         "the passage says it with \u201cincreases\u201d where the claim says \u201cdecreases\u201d"
         in answer["text"]
     )
+
+
+def test_the_clause_after_a_contrast_decides_with_its_pronoun_carrying_the_condition() -> None:
+    sentence = (
+        "Basal cell carcinoma may spread to tissues around the cancer, but it usually does not spread to "
+        "other parts of the body."
+    )
+    question = "Does basal cell carcinoma usually spread to other parts of the body?"
+    found = restated(question, [sentence], conditions=("basal cell carcinoma",))
+    assert found is not None and not found.affirms and found.sentence == sentence
+    assert restated(question, [sentence]) is None  # without the condition named, nothing is carried
+    # only a pronoun carries the subject: the second clause is about something else
+    other = "Dirt does not cause acne, but hormones cause acne in teenagers."
+    assert restated("Does dirt cause acne?", [other], conditions=("acne",)) is None

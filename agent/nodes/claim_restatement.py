@@ -174,6 +174,39 @@ def _named_otherwise(
     return frozenset(w for stems, ids in lacking if ids & there for w in stems)
 
 
+CONTRAST = re.compile(r"(?:,|;)\s*(?:but|however|whereas|although|though|yet)\b,?\s*", re.I)
+CARRIED_SUBJECT = re.compile(r"(?:it|they|this|these|he|she)\b", re.I)
+
+
+def _contrasted_clause(
+    sentence: str,
+    wanted: set[str],
+    claim_hedged: bool,
+    said_otherwise: frozenset[str],
+    claim_tokens: frozenset[str],
+    subject: frozenset[str],
+) -> tuple[str, bool | None]:
+    """The reading of the one clause after a contrast ("…, but it …") that restates the claim, with the
+    claim's condition words the sentence said before it carried by its pronoun; ``(sentence, None)`` when
+    no clause, or more than one, does.
+
+    Why: "Basal cell carcinoma may spread to tissues around the cancer, but it usually does not spread to
+    other parts of the body" says "spread" both ways, so as a whole it decides nothing; its second clause
+    denies "basal cell carcinoma usually spreads to other parts of the body". Only a pronoun carries the
+    subject: in "X does not cause Y, but Z causes Y" the second clause says nothing of X."""
+    cuts = list(CONTRAST.finditer(sentence))
+    readings: list[tuple[str, bool]] = []
+    for n, cut in enumerate(cuts):
+        clause = sentence[cut.end() : cuts[n + 1].start() if n + 1 < len(cuts) else len(sentence)]
+        if not CARRIED_SUBJECT.match(clause):
+            continue
+        before = word_stems(sentence[: cut.start()], 2, chars=STEM) & subject
+        way = reading(clause, wanted, claim_hedged, said_otherwise | before, claim_tokens)
+        if way is not None:
+            readings.append((clause, way))
+    return readings[0] if len(readings) == 1 else (sentence, None)
+
+
 def _opposite_pair(sentence: str, wanted: set[str], claim_tokens: frozenset[str]) -> tuple[str, str] | None:
     """The claim word a sentence leaves out and the exclusive opposite it says instead, if it does."""
     words = sorted({m.group().lower() for m in _WORD.finditer(sentence)})
@@ -219,8 +252,16 @@ def restated(
         for s, e in sentences(text):
             named = _named_otherwise(text[s:e], wanted - from_title, claim_entities, entities_in)
             way = reading(text[s:e], wanted, claim_hedged, from_title | named, tokens)
+            part = text[s:e]
+            if (
+                way is None
+            ):  # "X may spread nearby, but it usually does not spread to other parts of the body"
+                subject = frozenset(w for words in named_words for w in words)
+                part, way = _contrasted_clause(
+                    text[s:e], wanted, claim_hedged, from_title | named, tokens, subject
+                )
             if way is not None:
-                pair = None if way else _opposite_pair(text[s:e], wanted - from_title, tokens)
+                pair = None if way else _opposite_pair(part, wanted - from_title, tokens)
                 found.append(Restatement(n, text[s:e], way, pair))
     if not found or len({r.affirms for r in found}) > 1:
         return None  # nothing restates it, or the passages say both
