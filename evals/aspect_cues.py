@@ -61,9 +61,9 @@ def main(argv: list[str] | None = None) -> int:
         "evals/data/sufficiency.jsonl as interactions, as that set labels them; their verdicts stay "
         "insufficient). Rows 73-76 (2026-11-27, from a newcomer trial: an atrial-fibrillation case "
         'asking how "he can lower his risk of stroke" was read as risk factors) ask for a risk to be '
-        "lowered, which is prevention, beside one asking what raises it; before LOWERING_A_RISK they "
-        "scored 1/4 (it changes the reading of 12 of the 10,284 questions of evals/data and "
-        "../shared/data/eval, none of them in evals/data).",
+        "lowered, which is prevention (and treatment), beside one asking what raises it; before "
+        "LOWERING_A_RISK they scored 1/4 (it changes the reading of 12 of the 10,284 questions of "
+        "evals/data and ../shared/data/eval, none of them in evals/data).",
         "",
         "| aspect | read correctly |",
         "| --- | --- |",

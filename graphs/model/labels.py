@@ -194,9 +194,9 @@ risk for Atrial Fibrillation?" passages."""
 LOWERING_A_RISK = re.compile(
     r"\b(?:lower|reduc|cut|decreas|minimi[sz]|lessen)\w* (?:\S+ ){0,2}(?:risks?|chances?)\b(?: of| for)?"
 )
-"""A risk the question wants lowered ("how he can lower his risk of stroke"): prevention, not who is at risk —
-the atrial-fibrillation case asking how to lower the stroke risk was read as "risk factors" and shown "Who is
-at risk" passages, not the anticoagulant that halves it."""
+"""A risk the question wants lowered ("how he can lower his risk of stroke"): prevention and treatment (the
+drug that lowers it), not who is at risk — the atrial-fibrillation case asking how to lower the stroke risk
+was read as "risk factors" and shown "Who is at risk" passages, not the anticoagulants that halve it."""
 
 
 REPORTED_FINDINGS = re.compile(
@@ -220,11 +220,12 @@ def labels_asked(question: str) -> list[str]:
     ("what could cause this?") asks for a diagnosis: it is read as diagnosis, not causes. A diagnosis the
     question only reports ("newly diagnosed gout") is not asked (:data:`DESCRIBES_A_DIAGNOSIS`), nor are the
     findings a case reports (:data:`REPORTED_FINDINGS`), a treatment's bleeding risk is a side effect
-    (:data:`HARM_OF_A_TREATMENT`), and a risk to lower is prevention (:data:`LOWERING_A_RISK`)."""
+    (:data:`HARM_OF_A_TREATMENT`), and a risk to lower is prevention and treatment
+    (:data:`LOWERING_A_RISK`)."""
     q = DESCRIBES_A_DIAGNOSIS.sub(" ", question.lower())
     q = REPORTED_FINDINGS.sub(" ", q)
     q = HARM_OF_A_TREATMENT.sub(" side effects ", q)
-    q = LOWERING_A_RISK.sub(" prevent ", q)
+    q = LOWERING_A_RISK.sub(" prevent treatment ", q)
     labels = [label for label, pattern in _CUE_PATTERNS.items() if pattern.search(q)]
     if asks_for_a_differential(q):
         labels = ["diagnosis", *(label for label in labels if label not in ("diagnosis", "causes"))]
