@@ -12,7 +12,7 @@ import pytest
 
 from agent.consult import Consultant
 from agent.nodes import claim_check
-from agent.nodes.claim_check import REPLY_CHECK_HEADING, judge, reply_status
+from agent.nodes.claim_check import REPLY_CHECK_HEADING, judge, reply_check_lines, reply_status
 from agent.nodes.claim_kg import SPREAD_CUE, kg_verdict, kind_clash, names_target
 from graphs.kb import KnowledgeBase
 from graphs.vectors.claim_checker import (
@@ -290,3 +290,15 @@ def test_a_pathogen_kind_the_kg_target_is_not_and_a_bite_decide_nothing() -> Non
     # A rash after a tick bite is about the rash, not how Lyme disease spreads.
     assert SPREAD_CUE.search("Is a bull's-eye rash after a tick bite the first sign of Lyme disease?") is None
     assert SPREAD_CUE.search("Is Lyme disease spread by ticks?")
+
+
+def test_the_note_that_the_checker_decides_nothing_appears_only_under_an_undecided_claim() -> None:
+    thresholds = {"supported": 1.01, "contradicted": 1.01}
+    decided = {"text": "dengue spreads from person to person", "verdict": "contradicted"}
+    decided |= {"decided_by": "restatement", "quotes": ["Dengue does not spread from person to person."]}
+    decided |= {"evidence_ids": ["E:1"]}
+    undecided = {"text": "aspirin alone is adequate", "verdict": "no evidence found"}
+    all_decided = "\n".join(reply_check_lines({"claims": [decided], "thresholds": thresholds}))
+    one_open = "\n".join(reply_check_lines({"claims": [decided, undecided], "thresholds": thresholds}))
+    assert "decides no claim" not in all_decided and "without a checker probability" in all_decided
+    assert "decides no claim" in one_open

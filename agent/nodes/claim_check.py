@@ -404,7 +404,8 @@ def reply_check_lines(table: ReplyCheckRec) -> list[str]:
         )
     limits = table.get("thresholds", {})
     if limits and min(limits.values()) > 1.0:
-        lines.append(NEVER_CALLED_NOTE)
+        if any(c.get("verdict", NONE_WORD) == NONE_WORD for c in claims):  # else it explains nothing shown
+            lines.append(NEVER_CALLED_NOTE)
         if any(c.get("decided_by") == "knowledge graph" for c in claims):
             lines += ["", KG_NOTE]
         if any(c.get("decided_by") == RESTATED for c in claims):
