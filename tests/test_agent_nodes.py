@@ -338,3 +338,19 @@ def test_every_labelled_task_wording_and_hand_written_reply_is_read_as_labelled(
     assert not misread(labelled)
     replies = [r["reply"] for r in rows(REPLIES)]
     assert len(replies) == 30 and all(detect_task(q) == "check_reply" for q in replies)
+
+
+def test_closest_passages_never_show_the_same_text_twice() -> None:
+    """MedQuAD files one paragraph under several questions: the same DBS paragraph was shown twice among
+    three closest passages of "What are the side effects of levodopa?"."""
+    from agent.nodes.answer import extractive_text
+
+    dbs = "DBS is primarily used to stimulate one of three brain regions: the subthalamic nucleus. " * 5
+    evidence = [
+        {"id": "E:a", "text": dbs + "It is used when drugs fail.", "label": "treatment"},
+        {"id": "E:b", "text": dbs + "Researchers are exploring settings.", "label": "overview"},
+        {"id": "E:c", "text": "Carbidopa is usually given along with levodopa.", "label": "treatment"},
+    ]
+    state = {"question": "What are the side effects of levodopa?", "evidence": evidence, "verdict": {}}
+    text = extractive_text(state, None)  # type: ignore[arg-type]
+    assert "[E:a]" in text and "[E:c]" in text and "[E:b]" not in text

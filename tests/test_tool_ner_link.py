@@ -173,3 +173,24 @@ def test_langchain_wrapper(slice_kb: KnowledgeBase) -> None:
         assert "n_m" in json.loads(reply)["error"]
     except ValidationError as exc:
         assert "n_m" in str(exc)
+
+
+DRUG_WORDS = {"levodopa", "paracetamol", "adrenaline", "frusemide"}
+
+
+@pytest.mark.parametrize(
+    ("question", "entity_id"),
+    [
+        ("What are the side effects of levodopa?", "DRUGBANK:DB01235"),  # the KG says "L-DOPA"
+        ("Can I give paracetamol with ibuprofen?", "DRUGBANK:DB00316"),  # "Acetaminophen"
+        ("Is adrenaline given intramuscularly in anaphylaxis?", "DRUGBANK:DB00668"),  # "Epinephrine"
+        ("What dose of frusemide for heart failure?", "DRUGBANK:DB00695"),  # "Furosemide"
+    ],
+)
+def test_a_drug_is_linked_by_its_other_approved_name(
+    slice_kb: KnowledgeBase, question: str, entity_id: str
+) -> None:
+    result = link(slice_kb, question, use_embeddings=False)
+    assert entity_id in by_id(result), [e.id for e in result.entities]
+    drug = next(w.strip("?") for w in question.split() if w.strip("?").lower() in DRUG_WORDS)
+    assert drug.lower() not in {t.lower() for t in result.unlinked_terms}

@@ -79,6 +79,20 @@ def clip(text: str, chars: int) -> str:
     return flat[:chars].rsplit(" ", 1)[0] + "…"
 
 
+def distinct_passages(evidence: list[EvidenceRec]) -> list[EvidenceRec]:
+    """The passages without one that would show what an earlier one shows (its first ``PASSAGE_CHARS``):
+    MedQuAD files one paragraph under several questions ("What is Parkinson's disease?", "What are the
+    treatments …"), and the same DBS paragraph was shown twice among three closest passages."""
+    seen: set[str] = set()
+    out: list[EvidenceRec] = []
+    for e in evidence:
+        key = clip(e["text"], PASSAGE_CHARS).lower()
+        if key not in seen:
+            seen.add(key)
+            out.append(e)
+    return out
+
+
 def extractive_text(
     state: ConsultState,
     mcq: McqJudgement | None,
@@ -105,7 +119,7 @@ def extractive_text(
             heading = REPLY_EVIDENCE_LABEL
         lines += [f"### {heading}", *direct["lines"], ""]
     if not sufficient and not full:
-        closest = evidence[:CLOSEST_SHOWN]
+        closest = distinct_passages(evidence)[:CLOSEST_SHOWN]
         if closest:
             lines.append(
                 "### Other passages retrieved for the reply"  # not "about its subject": a croup reply's were
@@ -118,7 +132,7 @@ def extractive_text(
     groups: OrderedDict[str, list[EvidenceRec]] = OrderedDict(
         (label, []) for label in specific_labels_asked(state.get("question", ""))
     )  # what the question asks about comes first, then the other labels in rank order
-    for e in evidence if full or supporting is None else supporting:
+    for e in distinct_passages(evidence if full or supporting is None else supporting):
         groups.setdefault(e.get("label", "evidence"), []).append(e)
     groups = OrderedDict((label, items) for label, items in groups.items() if items)
     if not full:

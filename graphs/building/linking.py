@@ -17,6 +17,7 @@ from graphs.building.hypergraph import FocusLinker, new_focus_entity
 from graphs.building.loaders import SourceDocument
 from graphs.model.schema import Entity, slugify
 from graphs.stores.embedded import normalise_name
+from graphs.text.drug_names import other_names
 from graphs.text.ner import DictionaryMatcher, Mention
 
 MAX_SENSES_PER_MENTION = 3
@@ -27,11 +28,14 @@ def entity_terms(entities: Iterable[Entity]) -> Iterable[tuple[str, str]]:
     """Dictionary terms of each entity: its name, its synonyms, and their everyday short forms.
 
     The one short form added: a trailing "mellitus" is dropped ("type 2 diabetes mellitus" → "type 2
-    diabetes"), because clinicians and patients almost never say it and the KG almost always does.
+    diabetes"), because clinicians and patients almost never say it and the KG almost always does. A drug
+    also goes by its other approved names (graphs/text/drug_names.py: "levodopa" for DrugBank's "L-DOPA").
     """
     for e in entities:
         for term in (e.name, *e.synonyms):
             yield term, e.id
+            for other in other_names(term, e.type):
+                yield other, e.id
             if term.lower().endswith(" mellitus") and len(term.split()) > 2:
                 yield term[: -len(" mellitus")], e.id
 
