@@ -178,3 +178,16 @@ def test_the_dev_near_miss_pool_names_no_exact_answer_of_its_questions() -> None
     assert 0 < len(rows) < len(corpus) and not gold_ids & {r["id"] for r in rows}
     for q in questions:
         assert not any(exact_hit(r["text"], gold[q["id"]]["exact_answer"]) for r in rows), q["id"]
+
+
+def test_a_vaccine_is_named_by_the_product_in_brackets_after_its_kind(tiny_kb: KnowledgeBase) -> None:
+    question = "Which vaccine prevents shingles?"
+    approved = read_of(
+        "In May 2006 the FDA approved a vaccine (Zostavax) to prevent shingles in older adults."
+    )
+    assert names_in(tiny_kb, question, set(), approved) is True
+    # a bracketed word after something other than a product kind names no vaccine
+    other = read_of("Shingles is caused by the varicella zoster virus (Herpesviridae family).")
+    pronounced = read_of("The shingles vaccine is given once (Adults over sixty) by a doctor.")
+    assert names_in(tiny_kb, question, set(), other) is False
+    assert names_in(tiny_kb, question, set(), pronounced) is False

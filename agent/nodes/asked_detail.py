@@ -117,6 +117,13 @@ NAME_TOKEN = re.compile(r"(?<![\w-])(?:[A-Z]{3,}|[A-Z]?[a-z]+[A-Z]\w*)(?![\w-])"
 MID_CAPITAL = re.compile(r"(?<=[a-z,;:] )[A-Z][a-z]{2,}\b")
 """A capitalised word inside a sentence ("the Japanese Registry … (Remudy)"): a proper name, counted only
 for a kind the KG has no type for ("which dataset", "which trial")."""
+NAMED_IN_BRACKETS = re.compile(
+    r"\b(?:drugs?|medicines?|medications?|vaccines?|antibiotics?|antivirals?|statins?|anticoagulants?|"
+    r"blood thinners?|inhalers?|injections?|pills?)\s+\(([A-Z][a-z]{3,})\)"
+)
+"""A product named in brackets after its kind ("approved a vaccine (Zostavax)", "a blood thinner (Coumadin)"):
+the name a "which vaccine / which drug" question asks for, though the KG does not know the brand — "Which
+vaccine prevents shingles?" was left insufficient beside that sentence (answered probability 0.98)."""
 CATEGORY = re.compile(r"\b(class(?:es)?|types?|kinds?|famil(?:y|ies)|groups?|categor(?:y|ies))\s+of\b", re.I)
 """"What classes of drugs …": the answer is a category in words ("pleuromutilin antibiotics"), not a name."""
 
@@ -250,6 +257,8 @@ def names_in(
     if detail.kind == "code":
         return False
     names = [n for t in texts for n in NAME_TOKEN.findall(t)]
+    if detail.types & {"Compound", "Drug"}:
+        names += [n for t in texts for n in NAMED_IN_BRACKETS.findall(t)]
     if detail.kind == "other":
         names += [n for t in texts for n in MID_CAPITAL.findall(t)]
     if any(not_in_question(n, asked) and not abbreviates_question(n, asked) for n in names):
