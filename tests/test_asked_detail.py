@@ -191,3 +191,17 @@ def test_a_vaccine_is_named_by_the_product_in_brackets_after_its_kind(tiny_kb: K
     pronounced = read_of("The shingles vaccine is given once (Adults over sixty) by a doctor.")
     assert names_in(tiny_kb, question, set(), other) is False
     assert names_in(tiny_kb, question, set(), pronounced) is False
+
+
+def test_how_long_asks_for_a_duration_and_an_age_is_not_one(tiny_kb: KnowledgeBase) -> None:
+    question = "How long does shingles last?"
+    detail = asked_detail(question)
+    assert detail is not None and detail.kind == "duration"
+    off_target = read_of(
+        "As people get older, they are more likely to develop long-term pain after shingles."
+    )
+    ages = read_of("One out of six people older than 60 years who get shingles will have severe pain.")
+    lasting = read_of("The blisters typically scab over in 7 to 10 days and clear up within 2 to 4 weeks.")
+    assert names_in(tiny_kb, question, set(), off_target) is False
+    assert names_in(tiny_kb, question, set(), ages) is False
+    assert names_in(tiny_kb, question, set(), lasting) is True

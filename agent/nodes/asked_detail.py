@@ -15,6 +15,7 @@ candidate of that kind:
 * a **code** (mutation, allele, variant, HLA type …): a token mixing letters and digits ("C282Y", "DQ2");
 * a **quantity** (level, dose, threshold, how many …): a number with a unit, a percentage or a count of
   people ("6.5 %", "40 repeats", "30,000 people"), not a duration ("over the past 3 months");
+* a **duration** ("how long …?"): a length of time ("3 to 5 weeks", "for years"), not an age;
 * a **typed name** (drug, gene, disease …: the kinds of :data:`agent.nodes.answer_candidates.WANTED_TYPES`
   among the four words after "which"; a drug class such as "which bisphosphonate"): a KG mention of that
   type that is not the question's own subject, a code, or an all-capital or inner-capital name ("ActRII");
@@ -97,6 +98,20 @@ INNER_WHICH = re.compile(
 )
 """"Fingolimod is an antagonist for which molecule?", "In which cells …": the kind after a preposition."""
 HOW_MANY = re.compile(r"^\s*how\s+(?:many|much)\b", re.IGNORECASE)
+HOW_LONG = re.compile(r"^\s*how\s+long\b(?!\s+in\b)", re.IGNORECASE)
+"""A question for a length of time; "How long in bp is …" asks for a length, not a duration."""
+_COUNT = (
+    r"(?:\d+(?:[.,]\d+)?|a few|several|a couple of|one|two|three|four|five|six|seven|eight|nine|ten|twelve)"
+)
+DURATION = re.compile(
+    r"(?<!older than )(?<!younger than )(?<!aged )(?<!age )(?<!over )(?<!under )"
+    rf"\b{_COUNT}(?:\s*(?:to|-|–|or)\s*{_COUNT})?\s+(?:more\s+)?(?:minutes?|hours?|days?|weeks?|months?|years?)\b"
+    r"(?!\s*(?:old|of age|and older|or older)\b)|\bfor (?:days|weeks|months|years|life)\b|\blife-?long\b",
+    re.IGNORECASE,
+)
+"""A length of time ("3 to 5 weeks", "a few days", "for years", "lifelong"), not an age ("60 years old",
+"older than 60 years"): what "how long …?" asks for —
+"How long does shingles last?" was answered with sentences about who gets long-term pain."""
 CODE = re.compile(r"(?<![\w*:])(?=[\w*:-]*\d)(?=[\w*:-]*[A-Za-z])[A-Za-z0-9][\w*:-]*[A-Za-z0-9](?![\w*:])")
 NOT_A_CODE = re.compile(r"^\d[\d.,]*(?:[-–]?[a-z]+)+$")
 """A number with a lower-case word stuck to it ("10-year", "1990s", "2nd-line", "5mg") is not a code."""
@@ -144,6 +159,8 @@ def asked_detail(question: str) -> AskedDetail | None:
     if many:
         counted = phrase_up_to(" ".join(question[many.end() :].split()[:3]), 10**6)
         return AskedDetail("quantity", frozenset(), f"number of {counted}".strip())
+    if HOW_LONG.search(question):
+        return AskedDetail("duration", frozenset(), "duration")
     if CATEGORY.search(question) or YES_NO.search(question):
         return None
     inner = INNER_WHICH.search(question)
@@ -249,6 +266,8 @@ def names_in(
     if detail is None:
         return None
     asked = normalise_term(question)
+    if detail.kind == "duration":
+        return any(normalise_term(d) not in asked for t in texts for d in DURATION.findall(t))
     if detail.kind == "quantity":
         return any(q for t in texts for q in QUANTITY.findall(t) if normalise_term(q) not in asked)
     codes = [c for t in texts for c in CODE.findall(t) if not NOT_A_CODE.match(c)]
