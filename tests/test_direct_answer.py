@@ -451,3 +451,25 @@ def test_a_cause_that_is_a_vector_or_a_pathogen_says_so() -> None:
     assert fact_notes(tick) == ["vector, spreads it", "Disease Ontology"]  # type: ignore[arg-type]
     assert fact_notes(borrelia) == ["pathogen", "Disease Ontology"]  # type: ignore[arg-type]
     assert fact_notes(gene) == ["Hetionet"]  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("sentence", "shown"),
+    [
+        (
+            "Medications Can Treat Symptoms There is no known cure for Alzheimer's disease.",
+            "There is no known cure for Alzheimer's disease.",
+        ),
+        (
+            "A Vaccine for Adults 60 and Older In May 2006, the FDA approved a vaccine (Zostavax).",
+            "In May 2006, the FDA approved a vaccine (Zostavax).",
+        ),
+        # a name that starts a sentence is not a heading: the next word does not start a sentence
+        ("Johns Hopkins University Researchers found that the drug works.", None),
+        ("Graves Disease Is Common in women.", None),
+        ("Cystic Fibrosis (CF) is an inherited disease.", None),
+        ("Most people with Bell's palsy recover completely.", None),
+    ],
+)
+def test_a_run_in_section_title_is_cut_from_its_sentence(sentence: str, shown: str | None) -> None:
+    assert readable(sentence) == (shown or sentence)

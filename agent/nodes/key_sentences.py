@@ -32,6 +32,7 @@ from agent.nodes.reading import MAX_CHARS, MIN_CHARS, ReadSentence, read_evidenc
 from agent.state import EvidenceRec
 from graphs.kb import KnowledgeBase
 from graphs.model.labels import mentions_label
+from tools.ranking import word_set
 
 TOP_PASSAGES = 10
 MAX_CANDIDATES = 40
@@ -83,7 +84,7 @@ def readable(sentence: str) -> str:
         joint = ": " if parts[0].endswith(":") else " "
         return parts[0].rstrip(":") + joint + ", ".join(p.lstrip("-•* ").strip() for p in parts[1:])
     flat = re.sub(r"^(?:[-•*]\s+)+", "", " ".join(sentence.split()))  # shown as a bullet: no "- - item"
-    return without_repeated_heading(flat)
+    return without_glued_heading(without_repeated_heading(flat))
 
 
 def without_repeated_heading(text: str) -> str:
@@ -93,6 +94,34 @@ def without_repeated_heading(text: str) -> str:
     for k in range(1, 7):
         both_start = len(words) > 2 * k and words[0][:1].isupper() and words[k][:1].isupper()
         if both_start and [w.lower() for w in words[:k]] == [w.lower() for w in words[k : 2 * k]]:
+            return " ".join(words[k:])
+    return text
+
+
+SMALL_WORDS = word_set("a an and as at by for from in of on or the to with can is are your")
+SENTENCE_STARTS = word_set(
+    "There The This These That It Its Most Many Some Your You If When While Although In For A An Each Every "
+    "No About Several Other Both Only After Before During As Because"
+)
+"""Words a sentence (not a name) starts with: the cut after a run-in heading must land on one."""
+
+
+def without_glued_heading(text: str) -> str:
+    """The sentence without a section title MedQuAD runs into it ("Medications Can Treat Symptoms There is
+    no known cure for Alzheimer's disease …", "A Vaccine for Adults 60 and Older In May 2006, the FDA …"):
+    a Title-Case run of two to eight words, ending on a capitalised word or a number, before a word a
+    sentence starts with. A name that starts a sentence ("Johns Hopkins researchers found …") is kept: the
+    next word must be one of :data:`SENTENCE_STARTS`."""
+    words = text.split(" ")
+    for k in range(2, min(9, len(words) - 3)):
+        head, start = words[:k], words[k]
+        titled = all(w[:1].isupper() or w[:1].isdigit() or w.lower() in SMALL_WORDS for w in head)
+        capitals = sum(w[:1].isupper() and w.lower() not in SMALL_WORDS for w in head)
+        last = head[-1]
+        if not titled:
+            return text
+        ends_on_a_name = (last[:1].isupper() or last[:1].isdigit()) and last.lower() not in SMALL_WORDS
+        if start in SENTENCE_STARTS and capitals >= 2 and ends_on_a_name:
             return " ".join(words[k:])
     return text
 
