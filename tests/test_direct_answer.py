@@ -473,3 +473,16 @@ def test_a_cause_that_is_a_vector_or_a_pathogen_says_so() -> None:
 )
 def test_a_run_in_section_title_is_cut_from_its_sentence(sentence: str, shown: str | None) -> None:
     assert readable(sentence) == (shown or sentence)
+
+
+def test_a_yes_no_question_leads_with_a_sentence_and_a_how_question_with_the_kg_facts(
+    consultant: Consultant,
+) -> None:
+    """ "Is there a cure for Alzheimer's disease?" led with the KG's drug list, which reads as a yes; the
+    sentence "There is no known cure …" came second."""
+    yes_no = consultant.ask("Are there medicines that treat gout?").answer["direct"]
+    how = consultant.ask("What medicines treat gout?").answer["direct"]
+    for direct in (yes_no, how):
+        assert direct["facts"] and direct["sentences"], direct  # both kinds of line, so the order is tested
+    assert not yes_no["lines"][0].startswith("- **") and yes_no["lines"][-1].startswith("- **")
+    assert how["lines"][0].startswith("- **")

@@ -20,7 +20,7 @@ import re
 from dataclasses import asdict
 from typing import cast
 
-from agent.nodes.answer_candidates import asks_for_a_name, is_list_question, named_answers, vote
+from agent.nodes.answer_candidates import YES_NO, asks_for_a_name, is_list_question, named_answers, vote
 from agent.nodes.focus import Focus
 from agent.nodes.key_sentences import readable, select_key_sentences, shown_read
 from agent.nodes.reading import read_evidence
@@ -306,9 +306,11 @@ def compose_direct_answer(
     sentences = [cast(KeySentenceRec, asdict(k)) for k in picked or []]
     named, named_chains = name_the_answer(kb, state, focus) if sufficient else ([], [])
     lines: list[str] = [named_line(named)] if named else []
-    if shown:
-        lines.append(fact_line(heading, shown, len(ranked)))
-    lines += [sentence_line(s) for s in sentences]
+    facts = [fact_line(heading, shown, len(ranked))] if shown else []
+    said = [sentence_line(s) for s in sentences]
+    # A yes/no question is answered by a sentence ("There is no known cure for Alzheimer's disease"), not
+    # by the KG's drug list, which led "Is there a cure for Alzheimer's disease?" and read as a yes.
+    lines += [*said, *facts] if said and YES_NO.search(search_question(state)) else [*facts, *said]
     record: DirectAnswerRec = {
         "focus": [e["name"] for e in focus.entities],
         "aspect": list(focus.asked),
