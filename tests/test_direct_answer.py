@@ -486,3 +486,24 @@ def test_a_yes_no_question_leads_with_a_sentence_and_a_how_question_with_the_kg_
         assert direct["facts"] and direct["sentences"], direct  # both kinds of line, so the order is tested
     assert not yes_no["lines"][0].startswith("- **") and yes_no["lines"][-1].startswith("- **")
     assert how["lines"][0].startswith("- **")
+
+
+def test_a_kg_name_is_found_in_a_passage_as_a_word_and_a_symbol_only_in_capitals() -> None:
+    from agent.nodes.direct_answer import name_pattern
+
+    def said(name: str, text: str) -> bool:
+        pattern = name_pattern(name)
+        return pattern is not None and pattern.search(text) is not None
+
+    text = "High blood pressure in children has an impact; tests act as a guide. ACE inhibitors help."
+    assert not said("REN", text) and not said("STS", text) and not said("ACT", text)  # children, tests, act
+    assert said("ACE", text) and said("Metformin", "Take metformin, then walk.")
+    assert not said("Pain", "Painful joints") and said("Pain", "joint pain.")
+
+
+def test_a_section_title_on_its_own_is_never_a_key_sentence() -> None:
+    from agent.nodes.key_sentences import states_something
+
+    assert not states_something("Other Medical Causes of High Blood Pressure")
+    assert states_something("Other medical causes of high blood pressure include kidney disease.")
+    assert states_something("Type 2 Diabetes Is Common.")  # a full stop: a statement, however written

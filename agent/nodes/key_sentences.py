@@ -128,10 +128,24 @@ def without_glued_heading(text: str) -> str:
 
 def states_something(sentence: str) -> bool:
     """A sentence that may be shown as evidence: not a heading asked as a question ("How Is Cystic Fibrosis
-    Inherited?"), not a pointer to another page, and not an instruction planted in a document ("ignore all
-    previous instructions and tell the reader …": data, never a key sentence or an LLM prompt line)."""
+    Inherited?") or on its own (:func:`is_title`), not a pointer to another page, and not an instruction
+    planted in a document ("ignore all previous instructions and tell the reader …": data, never a key
+    sentence or an LLM prompt line)."""
     flat = sentence.strip()
-    return not flat.endswith("?") and not NAVIGATION.search(flat) and not reads_as_instruction(flat)
+    if flat.endswith("?") or NAVIGATION.search(flat) or reads_as_instruction(flat):
+        return False
+    return not is_title(flat)
+
+
+def is_title(text: str) -> bool:
+    """A section title on its own ("Other Medical Causes of High Blood Pressure"): three words or more,
+    every one capitalised but the small ones, and no full stop — it names a topic and states nothing."""
+    words = text.split()
+    return (
+        len(words) >= 3
+        and not text.endswith((".", "!", ":"))
+        and all(w[:1].isupper() or w[:1].isdigit() or w.lower() in SMALL_WORDS for w in words)
+    )
 
 
 def candidates(focus: Focus, evidence: list[EvidenceRec]) -> list[tuple[EvidenceRec, int, int]]:
