@@ -14,7 +14,6 @@ The node does nothing for other tasks. Offline and with an LLM alike the verdict
 
 from __future__ import annotations
 
-import re
 import time
 from typing import Any
 
@@ -23,14 +22,13 @@ from langgraph.runtime import Runtime
 from agent.context import ConsultContext
 from agent.deps import ConsultDeps
 from agent.nodes.claim_kg import kg_verdict, named_conditions, named_disease
-from agent.nodes.claim_restatement import restated
+from agent.nodes.claim_restatement import restated, written_as
 from agent.nodes.common import emit, step
 from agent.nodes.direct_answer import one_hop_chain
 from agent.nodes.focus import sentences
 from agent.nodes.rank import ranked_records
 from agent.state import ChainRec, ClaimVerdictRec, ConsultState, EvidenceRec, ReplyCheckRec
 from graphs.text.claims import Claim, split_reply
-from graphs.text.opposites import opposite_key
 from graphs.vectors.claim_checker import (
     CONTRADICTED,
     NOT_ENOUGH,
@@ -196,13 +194,7 @@ def check_claim(
             record["evidence_ids"] = [passages[said.passage]["id"]]
             record["quotes"] = [said.sentence]
             if said.opposite is not None:  # the claim's word as the reply wrote it, not as the question
-                ours, theirs = said.opposite
-                written = [
-                    w
-                    for w in re.findall(r"[A-Za-z0-9]+", claim.text)
-                    if opposite_key(w) == opposite_key(ours)
-                ]
-                record["opposite"] = [written[0] if written else ours, theirs]
+                record["opposite"] = [written_as(said.opposite[0], claim.text), said.opposite[1]]
             return record, [passages[said.passage]]
         best = closest_window(claim, texts, probs)
         if probs[best, NOT_ENOUGH] >= probs[best, SUPPORTED:].max():

@@ -148,15 +148,24 @@ def _said_opposite(
     """``False`` when ``sentence`` says, in the place of the claim's one missing word (stem ``missing``),
     an exclusive opposite of it and negates nothing it says of the claim; otherwise ``None``. A negation
     anywhere over those words (a double denial: "not rare" for "common") decides nothing."""
-    forms = {t for t in claim_tokens if stem(t, STEM) == missing}
-    opposite = set().union(*(exclusive_opposites(f) for f in forms)) if forms else set()
-    opposite -= {opposite_key(t) for t in claim_tokens}
-    found = [(m.start(), m.end()) for m in _WORD.finditer(sentence) if opposite_key(m.group()) in opposite]
-    if not found:
-        return None
-    if any(negated_spans(sentence, spans + found, statement=True)):
+    hit = _opposite_in(sentence, {missing}, claim_tokens)
+    if hit is None or any(negated_spans(sentence, spans + hit[2], statement=True)):
         return None
     return False
+
+
+def _opposite_in(
+    sentence: str, missing: set[str], claim_tokens: frozenset[str]
+) -> tuple[str, str, list[tuple[int, int]]] | None:
+    """(the claim's word, the sentence's opposite of it, where the sentence says that opposite) for the
+    first claim word whose stem is in ``missing`` and whose exclusive opposite the sentence says."""
+    claim_keys = {opposite_key(t) for t in claim_tokens}
+    for token in sorted(t for t in claim_tokens if stem(t, STEM) in missing):
+        opposite = exclusive_opposites(token) - claim_keys
+        found = [m for m in _WORD.finditer(sentence) if opposite_key(m.group()) in opposite]
+        if found:
+            return token, found[0].group().lower(), [(m.start(), m.end()) for m in found]
+    return None
 
 
 def _named_otherwise(
@@ -209,14 +218,17 @@ def _contrasted_clause(
 
 def _opposite_pair(sentence: str, wanted: set[str], claim_tokens: frozenset[str]) -> tuple[str, str] | None:
     """The claim word a sentence leaves out and the exclusive opposite it says instead, if it does."""
-    words = sorted({m.group().lower() for m in _WORD.finditer(sentence)})
-    said = {stem(w, STEM) for w in words}
-    for token in sorted(claim_tokens):
-        if stem(token, STEM) in wanted - said:
-            for other in words:
-                if opposite_key(other) in exclusive_opposites(token):
-                    return token, other
-    return None
+    said = {stem(m.group(), STEM) for m in _WORD.finditer(sentence)}
+    hit = _opposite_in(sentence, wanted - said, claim_tokens)
+    return (hit[0], hit[1]) if hit else None
+
+
+def written_as(word: str, text: str) -> str:
+    """``word`` as ``text`` writes it ("decrease" of the checked question is "decreases" in the reply), or
+    ``word`` itself when the text has no form of it."""
+    return next(
+        (m.group() for m in _WORD.finditer(text) if opposite_key(m.group()) == opposite_key(word)), word
+    )
 
 
 def restated(
@@ -245,24 +257,20 @@ def restated(
         for surface, ids in (entities_in(question) if entities_in else [])
         if (stems := frozenset(word_stems(surface, 2, chars=STEM) & wanted))
     ]
+    subject = frozenset(w for words in named_words for w in words)
     found: list[Restatement] = []
     for n, text in enumerate(passages):
         title = word_stems(titles[n], 2, chars=STEM) if titles and n < len(titles) else set()
         from_title = frozenset(w for words in named_words if words and words <= title for w in words)
         for s, e in sentences(text):
-            named = _named_otherwise(text[s:e], wanted - from_title, claim_entities, entities_in)
-            way = reading(text[s:e], wanted, claim_hedged, from_title | named, tokens)
-            part = text[s:e]
-            if (
-                way is None
-            ):  # "X may spread nearby, but it usually does not spread to other parts of the body"
-                subject = frozenset(w for words in named_words for w in words)
-                part, way = _contrasted_clause(
-                    text[s:e], wanted, claim_hedged, from_title | named, tokens, subject
-                )
+            sentence = text[s:e]
+            said = from_title | _named_otherwise(sentence, wanted - from_title, claim_entities, entities_in)
+            part, way = sentence, reading(sentence, wanted, claim_hedged, said, tokens)
+            if way is None:  # "X may spread nearby, but it usually does not spread to other parts of …"
+                part, way = _contrasted_clause(sentence, wanted, claim_hedged, said, tokens, subject)
             if way is not None:
                 pair = None if way else _opposite_pair(part, wanted - from_title, tokens)
-                found.append(Restatement(n, text[s:e], way, pair))
+                found.append(Restatement(n, sentence, way, pair))
     if not found or len({r.affirms for r in found}) > 1:
         return None  # nothing restates it, or the passages say both
     return found[0]

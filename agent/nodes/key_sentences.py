@@ -115,7 +115,7 @@ def without_glued_heading(text: str) -> str:
     words = text.split(" ")
     for k in range(2, min(9, len(words) - 3)):
         head, start = words[:k], words[k]
-        titled = all(w[:1].isupper() or w[:1].isdigit() or w.lower() in SMALL_WORDS for w in head)
+        titled = all(map(_in_title, head))
         capitals = sum(w[:1].isupper() and w.lower() not in SMALL_WORDS for w in head)
         last = head[-1]
         if not titled:
@@ -141,11 +141,12 @@ def is_title(text: str) -> bool:
     """A section title on its own ("Other Medical Causes of High Blood Pressure"): three words or more,
     every one capitalised but the small ones, and no full stop — it names a topic and states nothing."""
     words = text.split()
-    return (
-        len(words) >= 3
-        and not text.endswith((".", "!", ":"))
-        and all(w[:1].isupper() or w[:1].isdigit() or w.lower() in SMALL_WORDS for w in words)
-    )
+    return len(words) >= 3 and not text.endswith((".", "!", ":")) and all(map(_in_title, words))
+
+
+def _in_title(word: str) -> bool:
+    """A word as a Title-Case heading writes it: capitalised, a number, or a small word ("of", "and")."""
+    return word[:1].isupper() or word[:1].isdigit() or word.lower() in SMALL_WORDS
 
 
 def candidates(focus: Focus, evidence: list[EvidenceRec]) -> list[tuple[EvidenceRec, int, int]]:
