@@ -45,7 +45,7 @@ from scipy.optimize import minimize
 from agent.consult import Consultant
 from agent.deps import ConsultDeps
 from agent.nodes import answered
-from agent.nodes.asked_detail import shown_answer_misses_detail
+from agent.nodes.detail_check import shown_answer_misses_detail
 from agent.nodes.direct_answer import compose_direct_answer
 from agent.nodes.focus import question_focus
 from agent.nodes.sufficiency import answered_inputs

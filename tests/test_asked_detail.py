@@ -16,7 +16,10 @@ import pytest
 from agent.consult import Consultant
 from agent.nodes import answered
 from agent.nodes.answered import AnsweredModel
-from agent.nodes.asked_detail import asked_detail, names_in, shows_asked_detail
+from agent.nodes.asked_detail import DURATION, asked_detail, detail_lead, names_in
+from agent.nodes.detail_check import shows_asked_detail
+from agent.nodes.key_sentences import lead_first, pick_read
+from agent.nodes.reading import ReadSentence
 from agent.state import DirectAnswerRec
 from evals.answered_calibration import golden, pool_corpus
 from evals.datasets.near_miss_pools import answer_free_rows, named_questions
@@ -205,3 +208,36 @@ def test_how_long_asks_for_a_duration_and_an_age_is_not_one(tiny_kb: KnowledgeBa
     assert names_in(tiny_kb, question, set(), off_target) is False
     assert names_in(tiny_kb, question, set(), ages) is False
     assert names_in(tiny_kb, question, set(), lasting) is True
+
+
+def read_sentence(text: str, score: float) -> ReadSentence:
+    return ReadSentence(
+        "E:x", text, 0, len(text), rank=0, logit=score, probability=0.5, score=score, label=""
+    )
+
+
+def test_the_key_sentences_lead_with_the_one_naming_the_asked_duration(tiny_kb: KnowledgeBase) -> None:
+    """The reader scores a sentence for being on the question, not for holding the asked number: the
+    duration sentence, third by score, comes first; one below the reader's floor never does."""
+    lead = detail_lead(tiny_kb, "How long does shingles last?", set())
+    assert lead is not None
+    on_subject = read_sentence("Older people are more likely to develop long-term pain after shingles.", 2.0)
+    rash = read_sentence("Shingles is a painful rash on one side of the face or body.", 1.5)
+    lasting = read_sentence(
+        "The blisters typically scab over in 7 to 10 days and clear up within 2 weeks.", 0.5
+    )
+    assert pick_read(lead_first([on_subject, rash, lasting], lead))[0] == lasting
+    too_weak = read_sentence(lasting.text, -4.5)
+    assert lead_first([on_subject, rash, too_weak], lead) == [on_subject, rash, too_weak]
+    # A question for a level or a name gets no lead: numbers with units are everywhere in a page about the
+    # subject (an A1C "under 7 percent" answered "What HbA1c level defines diabetes?").
+    assert detail_lead(tiny_kb, "What HbA1c level defines diabetes?", set()) is None
+    assert detail_lead(tiny_kb, "How is gout treated?", set()) is None
+    assert detail_lead(tiny_kb, "Which CFTR mutation is the most common?", set()) is not None
+
+
+def test_a_how_long_question_is_answered_with_the_duration(consultant: Consultant) -> None:
+    answer = consultant.ask("How long does a gout attack last?").answer
+    sentences = answer["direct"]["sentences"]
+    assert sentences, answer["text"][:400]
+    assert DURATION.search(sentences[0]["text"]), sentences[0]["text"]

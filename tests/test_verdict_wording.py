@@ -135,3 +135,7 @@ def test_a_drug_question_on_a_kb_without_drug_labels_says_it_is_not_covered(
     assert "metformin" in first.lower() and "evigraph kb add" in first
     disease = consultant.ask("How is gout treated with colchicine?").answer
     assert "not covered" not in disease["text"]
+    # The drug is named as the question wrote it, the KG's name beside it ("L-DOPA" alone puzzled a user
+    # who had asked about levodopa).
+    other_name = consultant.ask("What are the side effects of levodopa?").answer
+    assert "use of levodopa (L-DOPA) are not covered" in " ".join(other_name["text"].split())

@@ -9,8 +9,9 @@ already give, the passages are about the subject, not the answer, and the turn i
 
 How: :func:`asked_detail` reads the kind asked from the words after "which"/"what" ("which drug", "what
 HbA1c level", "how many repeats", "what is the recommended dose", "… for which molecule");
-:func:`shows_asked_detail` looks in the direct answer (its named answer, KG facts and key sentences) for a
-candidate of that kind:
+:func:`names_in` looks in sentences for a candidate of that kind (agent/nodes/detail_check.py applies it to
+the direct answer: its named answer, KG facts and key sentences), and :func:`detail_lead` lets the key
+sentences lead with the one that names it:
 
 * a **code** (mutation, allele, variant, HLA type …): a token mixing letters and digits ("C282Y", "DQ2");
 * a **quantity** (level, dose, threshold, how many …): a number with a unit, a percentage or a count of
@@ -39,6 +40,7 @@ evals/reports/answered_calibration.md.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from agent.nodes.answer_candidates import (
@@ -50,10 +52,6 @@ from agent.nodes.answer_candidates import (
     in_question,
     restates_question,
 )
-from agent.nodes.direct_answer import compose_direct_answer
-from agent.nodes.focus import Focus
-from agent.nodes.retrieval import search_question
-from agent.state import ConsultState, DirectAnswerRec
 from graphs.kb import KnowledgeBase
 from graphs.text.ner import normalise_term
 from tools.candidate_terms import is_generic
@@ -178,6 +176,28 @@ def asked_detail(question: str) -> AskedDetail | None:
     return kind_in_words(words)
 
 
+LEADING_KINDS = frozenset({"duration", "code"})
+"""Kinds a sentence is seen to name by its own words (a length of time, a mutation or allele code), so the
+key sentences can lead with one. Not a quantity: numbers with units are everywhere in a page about the
+subject, and leading with one answered "What HbA1c level defines diabetes?" with "an A1C test result of
+under 7 percent usually means that their diabetes treatment is working" (evals/near_miss.py, nm-23); nor a
+typed name, which needs the KG and the reader's vote (agent/nodes/answer_candidates.py)."""
+
+
+def detail_lead(
+    kb: KnowledgeBase, question: str, question_entity_ids: set[str]
+) -> Callable[[str], bool] | None:
+    """Whether a sentence names the duration or code the question asks for; ``None`` when it asks neither.
+
+    Why: "How long does shingles last?" was insufficient ("no shown sentence names the duration") while "the
+    pain subsides within 3 to 5 weeks" was among the reader's sentences: the reader scores a sentence for
+    being on the question, not for holding the asked length of time."""
+    detail = asked_detail(question)
+    if detail is None or detail.kind not in LEADING_KINDS:
+        return None
+    return lambda text: bool(names_in(kb, question, question_entity_ids, [text], detail))
+
+
 def kind_in_words(words: str) -> AskedDetail:
     """The kind named by the words after "which" ("CFTR mutation", "molecule", "drugs")."""
     drugs = frozenset({"Compound", "Drug"})
@@ -215,43 +235,6 @@ def phrase_up_to(words: str, end: int) -> str:
     while kept and kept[-1].lower() in NOT_A_KIND:
         kept.pop()
     return " ".join(kept[-4:])
-
-
-def shown_answer_misses_detail(kb: KnowledgeBase, state: ConsultState, focus: Focus) -> AskedDetail | None:
-    """The detail asked when the direct answer, composed as it would be shown if "answered", names none of
-    it; ``None`` when it does or when nothing specific is asked."""
-    question = search_question(state)
-    detail = asked_detail(question)
-    if detail is None:
-        return None
-    direct, _ = compose_direct_answer(kb, state, focus, sufficient=True)
-    linked = set(state.get("turn_entity_ids", []))
-    ids = {e["id"] for e in state.get("entities", []) if e["id"] in linked}
-    return detail if shows_asked_detail(kb, question, ids, direct, detail) is False else None
-
-
-def shows_asked_detail(
-    kb: KnowledgeBase,
-    question: str,
-    question_entity_ids: set[str],
-    direct: DirectAnswerRec,
-    detail: AskedDetail | None = None,
-) -> bool | None:
-    """Whether the direct answer as it would be shown names the detail asked: a named answer, a KG fact of
-    the asked type, or a candidate in its key sentences; ``None`` when nothing specific is asked.
-    ``detail`` is ``asked_detail(question)`` when the caller has it already."""
-    detail = detail or asked_detail(question)
-    if detail is None:
-        return None
-    if direct.get("named"):
-        return True  # answer_candidates named a thing of the asked KG type the question does not hold
-    if detail.kind in ("typed", "other") and any(
-        f.get("entity_type") in detail.types and f.get("entity_id") not in question_entity_ids
-        for f in direct.get("facts", [])
-    ):
-        return True
-    texts = [s.get("text", "") for s in direct.get("sentences", [])]
-    return names_in(kb, question, question_entity_ids, texts, detail)
 
 
 def names_in(

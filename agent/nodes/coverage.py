@@ -17,6 +17,7 @@ import re
 from collections.abc import Callable
 
 from agent.nodes.focus import Focus
+from agent.state import EntityRec
 from graphs.kb import KnowledgeBase
 
 DRUG_LABEL_KINDS = ("side effects", "contraindications", "interactions", "pregnancy")
@@ -84,7 +85,7 @@ def not_covered(kb: KnowledgeBase, focus: Focus, question: str = "") -> str | No
 
 def drug_not_covered(kb: KnowledgeBase, focus: Focus) -> str | None:
     """The drug-label note: the question is about a drug and the KB holds no drug label at all."""
-    drugs = [e["name"] for e in focus.entities if e.get("type") in DRUG_TYPES]
+    drugs = [as_asked(e) for e in focus.entities if e.get("type") in DRUG_TYPES]
     about_a_drug = not any(e.get("type") == "Disease" for e in focus.entities)  # "how is gout treated
     # with colchicine?" asks about gout, which the KB covers; "side effects of colchicine?" does not
     if not drugs or not (about_a_drug or set(focus.asked) & DRUG_ASPECTS) or drug_label_evidence(kb) != 0:
@@ -96,3 +97,12 @@ def drug_not_covered(kb: KnowledgeBase, focus: Focus) -> str | None:
         '`evigraph kb add labels.json` (README, "Importing your sources"), or ask a pharmacist or the '
         "drug's label."
     )
+
+
+def as_asked(entity: EntityRec) -> str:
+    """The drug as the question wrote it, with the KG's name after it when that differs: "levodopa (L-DOPA)"
+    — the note said only "L-DOPA" to someone who had asked about levodopa (graphs/text/drug_names.py)."""
+    name, surface = entity.get("name", ""), (entity.get("surface") or "").strip()
+    if not surface or surface.casefold() == name.casefold():
+        return name
+    return f"{surface} ({name})"

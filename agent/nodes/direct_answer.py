@@ -22,6 +22,7 @@ from functools import lru_cache
 from typing import cast
 
 from agent.nodes.answer_candidates import YES_NO, asks_for_a_name, is_list_question, named_answers, vote
+from agent.nodes.asked_detail import detail_lead
 from agent.nodes.focus import Focus
 from agent.nodes.key_sentences import readable, select_key_sentences, shown_read
 from agent.nodes.reading import read_evidence
@@ -318,7 +319,9 @@ def compose_direct_answer(
     # question would be judged (its verdicts lead the answer; agent/nodes/reply_sentences.py).
     picked = reply_key_sentences(kb, state) if state.get("task") == "check_reply" else None
     if picked is None and sufficient:
-        picked = select_key_sentences(kb, search_question(state), focus, evidence)
+        question = search_question(state)
+        lead = detail_lead(kb, question, linked_ids(state))
+        picked = select_key_sentences(kb, question, focus, evidence, lead=lead)
     # KeySentence has exactly KeySentenceRec's fields: the record is the dataclass as a dict.
     sentences = [cast(KeySentenceRec, asdict(k)) for k in picked or []]
     named, named_chains = name_the_answer(kb, state, focus) if sufficient else ([], [])
@@ -353,8 +356,7 @@ def name_the_answer(
     if not read:
         return [], []
     read = shown_read(read, focus)
-    ids = {e["id"] for e in state.get("entities", []) if e["id"] in set(state.get("turn_entity_ids", []))}
-    chosen = named_answers(vote(kb, question, ids, read), is_list_question(question))
+    chosen = named_answers(vote(kb, question, linked_ids(state), read), is_list_question(question))
     named: list[NamedAnswerRec] = [
         {
             "name": c.name,
@@ -366,6 +368,12 @@ def name_the_answer(
         for c in chosen
     ]
     return named, [one_hop_chain(f) for c in chosen for f in c.facts]
+
+
+def linked_ids(state: ConsultState) -> set[str]:
+    """The ids of the entities this turn's question linked (not those carried from earlier turns)."""
+    linked = set(state.get("turn_entity_ids", []))
+    return {e["id"] for e in state.get("entities", []) if e["id"] in linked}
 
 
 def named_line(named: list[NamedAnswerRec]) -> str:

@@ -22,6 +22,7 @@ asked aspect, picked by MMR over their vectors (``select_by_cosine``).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -217,16 +218,18 @@ def select_key_sentences(
     evidence: list[EvidenceRec],
     max_sentences: int = MAX_SENTENCES,
     max_words: int = MAX_WORDS,
+    lead: Callable[[str], bool] | None = None,
 ) -> list[KeySentence]:
     """The 0–``max_sentences`` sentences of the top evidence that best answer ``question``, best first
-    (``max_words`` in all: the offline block is read at a glance, an LLM prompt may take more).
+    (``max_words`` in all: the offline block is read at a glance, an LLM prompt may take more); with
+    ``lead``, the best sentence it holds true of comes first (``lead_first``).
 
     With the evidence reader (the default): the sentences it reads as answering (agent/nodes/reading.py),
     within ``MAX_WORDS``. Without it (weights missing or damaged; the answer's warnings say so): the cosine
     selection about the focus, as before the reader (see the module doc)."""
     read = read_evidence(kb, question, evidence)
     if read is not None:
-        read = shown_read(read, focus)
+        read = lead_first(shown_read(read, focus), lead)
         return [
             KeySentence(r.evidence_id, r.text, r.start, r.end, round(r.probability, 4), r.label)
             for r in pick_read(read, max_sentences, max_words)
@@ -246,6 +249,21 @@ def shown_read(read: list[ReadSentence], focus: Focus) -> list[ReadSentence]:
     ]
 
 
+def lead_first(read: list[ReadSentence], lead: Callable[[str], bool] | None) -> list[ReadSentence]:
+    """``read`` with the best sentence that names the asked detail (``lead``: a duration or a code;
+    agent/nodes/asked_detail.detail_lead) moved to the front, when ``pick_read`` would show one by score
+    (above ``MIN_LOGIT``, within ``WITHIN_LOGITS`` of the best, ``MIN_WORDS`` long); unchanged otherwise."""
+    if lead is None or not read:
+        return read
+    best = max(r.score for r in read)
+    for i, r in enumerate(read):
+        if r.logit < MIN_LOGIT or r.score < best - WITHIN_LOGITS:
+            break
+        if len(r.text.split()) >= MIN_WORDS and lead(r.text):
+            return [r, *read[:i], *read[i + 1 :]]
+    return read
+
+
 def pick_read(
     read: list[ReadSentence], max_sentences: int = MAX_SENTENCES, max_words: int = MAX_WORDS
 ) -> list[ReadSentence]:
@@ -253,7 +271,7 @@ def pick_read(
     none below ``MIN_LOGIT`` nor more than ``WITHIN_LOGITS`` below the best, near-repeats once."""
     picked: list[ReadSentence] = []
     words = 0
-    best = read[0].score if read else 0.0
+    best = max((r.score for r in read), default=0.0)
     for r in read:
         if len(picked) >= max_sentences:
             break

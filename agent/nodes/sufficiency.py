@@ -41,8 +41,8 @@ from agent.context import ConsultContext
 from agent.deps import ConsultDeps
 from agent.llm import LLMStepFailed, Usage, structured_call
 from agent.nodes.answered import answered_features, answered_model, answered_model_error
-from agent.nodes.asked_detail import shown_answer_misses_detail
 from agent.nodes.common import emit, llm_on, question_in_context, step, usage_update
+from agent.nodes.detail_check import shown_answer_misses_detail
 from agent.nodes.direct_answer import name_the_answer
 from agent.nodes.focus import Focus, answering_passages, carries_aspect, question_focus
 from agent.nodes.hypothesis import condition
