@@ -109,7 +109,7 @@ def run(
             read_ms.append(1000 * (time.perf_counter() - started))
             ids = set(state.get("turn_entity_ids", []))
             lead = detail_lead(kb, q, linked_ids(state))
-            shown = lead_first(shown_read(read, question_focus(kb, state)), lead)
+            shown = lead_first(shown_read(kb, read, question_focus(kb, state)), lead)
             key = [r.text for r in pick_read(shown)]  # as shown
             named = {
                 use_kg: [c.name for c in named_answers(vote(kb, q, ids, read, use_kg), is_list_question(q))]

@@ -234,6 +234,17 @@ def test_kg_artefact_fragments_are_not_terms(kg: DictionaryMatcher) -> None:
     assert _terms(kg.find("inflammation of the joints")) == ["inflammation", "joint"]
 
 
+def test_a_final_capital_a_is_a_type_letter_not_an_article(kg: DictionaryMatcher) -> None:
+    """ "hepatitis A" and "Vitamin A" were dropped as fragments ending in the article "a", so "hepatitis A"
+    linked only "hepatitis" and Vitamin A (106 KG edges) could not be linked at all."""
+    assert kg.entity_ids("hepatitis A") == ["DOID:12549"]
+    assert "DRUGBANK:DB00162" in kg.entity_ids("Vitamin A")
+    found = kg.find("Symptoms of hepatitis A can occur 2 to 7 weeks after contact; take vitamin A daily.")
+    assert [m.entity_ids for m in found if m.term.endswith(" a")] == [["DOID:12549"], ["DRUGBANK:DB00162"]]
+    # the lower-case article after a name is not the letter: "hepatitis a few weeks ago" is hepatitis
+    assert _terms(kg.find("He had hepatitis a few weeks ago.")) == ["hepatitis"]
+
+
 def test_real_medquad_sentence(kg: DictionaryMatcher) -> None:
     text = (
         "Adult acute lymphoblastic leukemia (ALL) is a type of cancer in which the bone marrow makes too many"

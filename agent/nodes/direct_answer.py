@@ -318,9 +318,9 @@ def compose_direct_answer(
     # A checked reply shows what the evidence says about each of its claims, whatever the reply read as a
     # question would be judged (its verdicts lead the answer; agent/nodes/reply_sentences.py).
     picked = reply_key_sentences(kb, state) if state.get("task") == "check_reply" else None
+    question = search_question(state)
+    lead = detail_lead(kb, question, linked_ids(state))
     if picked is None and sufficient:
-        question = search_question(state)
-        lead = detail_lead(kb, question, linked_ids(state))
         picked = select_key_sentences(kb, question, focus, evidence, lead=lead)
     # KeySentence has exactly KeySentenceRec's fields: the record is the dataclass as a dict.
     sentences = [cast(KeySentenceRec, asdict(k)) for k in picked or []]
@@ -329,8 +329,10 @@ def compose_direct_answer(
     facts = [fact_line(heading, shown, len(ranked))] if shown else []
     said = [sentence_line(s) for s in sentences]
     # A yes/no question is answered by a sentence ("There is no known cure for Alzheimer's disease"), not
-    # by the KG's drug list, which led "Is there a cure for Alzheimer's disease?" and read as a yes.
-    lines += [*said, *facts] if said and YES_NO.search(search_question(state)) else [*facts, *said]
+    # by the KG's drug list, which led "Is there a cure for Alzheimer's disease?" and read as a yes; so is a
+    # question for a duration or a code ("how long until hepatitis A symptoms appear" led with its symptoms).
+    sentence_first = said and (lead is not None or YES_NO.search(question))
+    lines += [*said, *facts] if sentence_first else [*facts, *said]
     record: DirectAnswerRec = {
         "focus": [e["name"] for e in focus.entities],
         "aspect": list(focus.asked),
@@ -355,7 +357,7 @@ def name_the_answer(
     read = read_evidence(kb, search_question(state), state.get("evidence", []))
     if not read:
         return [], []
-    read = shown_read(read, focus)
+    read = shown_read(kb, read, focus)
     chosen = named_answers(vote(kb, question, linked_ids(state), read), is_list_question(question))
     named: list[NamedAnswerRec] = [
         {

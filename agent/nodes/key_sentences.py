@@ -29,6 +29,7 @@ import numpy as np
 
 from agent.citations import reads_as_instruction
 from agent.nodes.focus import Focus
+from agent.nodes.other_condition import about_other_condition
 from agent.nodes.reading import MAX_CHARS, MIN_CHARS, ReadSentence, read_evidence, with_lists
 from agent.state import EvidenceRec
 from graphs.kb import KnowledgeBase
@@ -229,7 +230,7 @@ def select_key_sentences(
     selection about the focus, as before the reader (see the module doc)."""
     read = read_evidence(kb, question, evidence)
     if read is not None:
-        read = lead_first(shown_read(read, focus), lead)
+        read = lead_first(shown_read(kb, read, focus), lead)
         return [
             KeySentence(r.evidence_id, r.text, r.start, r.end, round(r.probability, 4), r.label)
             for r in pick_read(read, max_sentences, max_words)
@@ -237,16 +238,19 @@ def select_key_sentences(
     return select_by_cosine(kb, question, focus, evidence, max_sentences)
 
 
-def shown_read(read: list[ReadSentence], focus: Focus) -> list[ReadSentence]:
+def shown_read(kb: KnowledgeBase, read: list[ReadSentence], focus: Focus) -> list[ReadSentence]:
     """The read sentences that may be shown as answering: not those of a passage about research ("Researchers
     hope to identify biomarkers …") unless research is asked — the reader scored that sentence above Fabry
-    disease's symptoms, because it names the disease and the word "signs"; and no heading or pointer to
-    another page (``states_something``)."""
-    return [
+    disease's symptoms, because it names the disease and the word "signs"; no heading or pointer to another
+    page (``states_something``); and none about a sibling of the subject ("hepatitis C" under a hepatitis A
+    question; agent/nodes/other_condition.py)."""
+    kept = [
         r
         for r in read
         if (r.label not in UNLESS_ASKED or r.label in focus.asked) and states_something(r.text)
     ]
+    other = about_other_condition(kb, focus, [r.text for r in kept])
+    return [r for r, off in zip(kept, other, strict=True) if not off]
 
 
 def lead_first(read: list[ReadSentence], lead: Callable[[str], bool] | None) -> list[ReadSentence]:

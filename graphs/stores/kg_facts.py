@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from graphs.model.schema import short_hash
 from graphs.stores.base import GraphStore
+from graphs.text.ner import is_fragment_name
 
 MAX_EDGES_PER_NODE = 2000
 """Edges read per focus entity and direction: type 2 diabetes has a few hundred typed edges, hubs more."""
@@ -61,6 +62,8 @@ def kg_facts(store: GraphStore, focus_ids: Sequence[str], relation_types: Sequen
         focus_id, other = (r.head, r.tail) if r.head in focus else (r.tail, r.head)
         head, tail = names.get(r.head), names.get(r.tail)
         other_ent = names.get(other)
+        if other_ent and is_fragment_name(other_ent.name):
+            continue  # "achondroplasia → abnormal ossification of cartilage in" is no fact to show
         focus_ent = names.get(focus_id)
         facts.append(
             KGFact(

@@ -120,10 +120,24 @@ _DANGLING_END = _words("the of a an and or in to with by for on at from")
 _DANGLING_START = _words("the of and or to with by for other")
 
 
-def _is_fragment(key: str) -> bool:
-    """KG artefacts that are no concept: "inflammation of the", "other tissues", "46" (no letter)."""
+def _is_fragment(key: str, name: str = "") -> bool:
+    """KG artefacts that are no concept: "inflammation of the", "other tissues", "46" (no letter). A final
+    capital "A" is a letter that names a type ("hepatitis A", "Vitamin A", "Niemann-Pick disease type A"),
+    not an article: those names were dropped, so "hepatitis A" linked only "hepatitis"."""
     words = key.split(" ")
-    return words[-1] in _DANGLING_END or words[0] in _DANGLING_START or not any(map(str.isalpha, key))
+    dangling = words[-1] in _DANGLING_END and not (words[-1] == "a" and _ends_in_letter_a(name))
+    return dangling or words[0] in _DANGLING_START or not any(map(str.isalpha, key))
+
+
+def is_fragment_name(name: str) -> bool:
+    """Whether a KG node's name is an extraction artefact rather than a concept ("abnormal ossification of
+    cartilage in", "inflammation of the"): never linked in text, and never shown as a KG fact."""
+    return _is_fragment(normalise_term(name), name)
+
+
+def _ends_in_letter_a(name: str) -> bool:
+    """A name ending in a separate capital "A" ("hepatitis A"), which text must write capital too."""
+    return len(name) > 2 and name.rstrip()[-2:] == " A"
 
 
 _FOLD = _fold_table()
@@ -243,7 +257,7 @@ class DictionaryMatcher:
         caps_only: dict[str, set[str]] = {}
         for name, entity_id in terms:
             key = normalise_term(name)
-            if not key or key in stop or _is_fragment(key):
+            if not key or key in stop or _is_fragment(key, name):
                 continue
             caps = _is_all_caps(name)
             if len(key) < min_term_chars and not (caps and len(key) >= min_acronym_chars):
@@ -333,6 +347,8 @@ class DictionaryMatcher:
             end = normalised.to_original(last) + 1
             while end < len(text) and unicodedata.combining(text[end]):
                 end += 1
+            if text[end - 1] == "a" and self._keys[key].endswith(" a"):
+                continue  # "hepatitis A" is a name, "… hepatitis a few weeks …" is not
             entity_ids = self._any_case[key]
             if self._caps_only[key] and _is_all_caps(
                 self._acronym_part(text[start:end], norm[first:stop], key)

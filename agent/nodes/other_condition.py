@@ -1,0 +1,71 @@
+"""Is a sentence about a condition next to the one asked, not the one asked?
+
+Why: "How long does it take for hepatitis A symptoms to appear after exposure?" showed, second in its direct
+answer, "When symptoms of hepatitis C occur, they can begin 1 to 3 months after coming into contact with the
+virus." The reader scores a sentence for how well it answers the question's shape; a page about a sibling
+condition (hepatitis C beside A, type 1 beside type 2 diabetes, lung beside breast cancer) answers the same
+shape with the wrong numbers. A clinician reading it under a hepatitis A question takes it for hepatitis A.
+
+Rule: a sentence that names neither the question's subject (any of its names) nor a broader name for it
+("hepatitis" for hepatitis A, "diabetes" for type 2 diabetes), and names a KG disease that shares a
+distinctive word with the subject's name ("hepatitis C", "type 1 diabetes", "lung cancer"), is about another
+condition. Words every disease name shares ("disease", "syndrome", "infection" …) make no sibling: "heart
+disease" is not a sibling of Lyme disease.
+"""
+
+from __future__ import annotations
+
+import re
+
+from agent.nodes.focus import Focus
+from graphs.kb import KnowledgeBase
+
+SHARED_BY_ALL = frozenset(
+    {
+        *("disease", "diseases", "disorder", "disorders", "syndrome", "syndromes", "infection", "infections"),
+        *("deficiency", "condition", "conditions", "failure", "pain", "type", "acute", "chronic", "primary"),
+        *("secondary", "the", "and", "of", "with", "due", "to", "in", "or"),
+    }
+)
+"""Words that join unrelated disease names ("heart disease", "Lyme disease"): sharing one makes no sibling."""
+SIBLING_TYPES = frozenset({"Disease"})
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def words(name: str) -> frozenset[str]:
+    return frozenset(_WORD.findall(name.lower()))
+
+
+def about_other_condition(kb: KnowledgeBase, focus: Focus, texts: list[str]) -> list[bool]:
+    """For each text, whether it is about a sibling of the question's subject (see the module doc)."""
+    subject = [words(n) for e in focus.entities for n in [e.get("name", ""), *focus.names.get(e["id"], [])]]
+    distinctive = {w for ws in subject for w in ws} - SHARED_BY_ALL
+    if not distinctive or not texts:
+        return [False] * len(texts)
+    found = kb.matcher.find_many(texts)
+    ids = sorted({i for ms in found for m in ms for i in m.entity_ids} - focus.ids)
+    types = {i: e.type for i, e in kb.store.get_entities(ids).items()} if ids else {}
+    out: list[bool] = []
+    for text, mentions in zip(texts, found, strict=True):
+        related = [words(m.surface) for m in mentions if related_name(m.surface, distinctive)]
+        broader = any(name <= s for name in related for s in subject)
+        if focus.named_in(text) or broader:
+            out.append(False)
+            continue
+        out.append(
+            any(
+                not focus.ids.intersection(m.entity_ids)
+                and any(types.get(i) in SIBLING_TYPES for i in m.entity_ids)
+                and related_name(m.surface, distinctive)
+                for m in mentions
+            )
+        )
+    return out
+
+
+def related_name(surface: str, distinctive: set[str]) -> bool:
+    """A name sharing a distinctive word with the subject's ("hepatitis C", "kidney failure"); one whose words
+    all lie within a subject name ("hepatitis" for "hepatitis A", "kidney disease" for chronic kidney
+    disease) is a broader name for the subject, and a sentence that says it is about the subject: "If kidney
+    disease progresses to kidney failure, …" stays under a chronic kidney disease question."""
+    return bool(words(surface) & distinctive)
