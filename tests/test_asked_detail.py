@@ -241,3 +241,19 @@ def test_a_how_long_question_is_answered_with_the_duration(consultant: Consultan
     sentences = answer["direct"]["sentences"]
     assert sentences, answer["text"][:400]
     assert DURATION.search(sentences[0]["text"]), sentences[0]["text"]
+
+
+def test_a_gene_symbol_is_not_the_mutation_asked(slice_kb: KnowledgeBase) -> None:
+    """ "… mutations … of the FGFR3 protein account for all cases" named no mutation, though "FGFR3" mixes
+    letters and digits; a gene question is still answered by the symbol."""
+    gene = next(
+        e.name
+        for e in slice_kb.store.get_entities(
+            sorted({i for m in slice_kb.matcher.find("BRCA1 and BRCA2 and TP53") for i in m.entity_ids})
+        ).values()
+        if e.type == "Gene"
+    )
+    question = "Which de novo mutation causes achondroplasia?"
+    assert names_in(slice_kb, question, set(), [f"Mutations of the {gene} protein cause it."]) is False
+    assert names_in(slice_kb, question, set(), [f"The {gene} substitution G380R causes it."]) is True
+    assert names_in(slice_kb, "Which gene causes the disease?", set(), [f"{gene} causes it."]) is True

@@ -69,6 +69,9 @@ CODE_KINDS = re.compile(
     r"hla(?: types?)?|serotypes?|subtypes?|isoforms?|codons?|exons?|chromosomes?|loci|locus)\b",
     re.IGNORECASE,
 )
+MUTATION_KINDS = re.compile(r"\b(mutations?|variants?|substitutions?|polymorphisms?|snps?)\b", re.IGNORECASE)
+"""Code kinds a gene's own symbol does not answer (an allele, an HLA type, a locus may be written as one)."""
+GENE_TYPES = frozenset({"Gene", "Protein"})
 QUANTITY_KINDS = re.compile(
     r"\b(levels?|thresholds?|cut-?offs?|values?|doses?|dosages?|concentrations?|percentages?|proportions?|"
     r"targets?|amounts?|numbers?|ranges?|rates?|ratios?|frequency|prevalence|incidence)\b",
@@ -254,6 +257,8 @@ def names_in(
     if detail.kind == "quantity":
         return any(q for t in texts for q in QUANTITY.findall(t) if normalise_term(q) not in asked)
     codes = [c for t in texts for c in CODE.findall(t) if not NOT_A_CODE.match(c)]
+    if detail.kind == "code" and MUTATION_KINDS.search(detail.phrase):
+        codes = [c for c in codes if not is_gene_symbol(kb, c)]
     if any(not_in_question(code, asked) for code in codes):
         return True
     if detail.kind == "code":
@@ -266,6 +271,14 @@ def names_in(
     if any(not_in_question(n, asked) and not abbreviates_question(n, asked) for n in names):
         return True
     return bool(kg_candidates(kb, asked, question_entity_ids, texts, detail.types))
+
+
+def is_gene_symbol(kb: KnowledgeBase, token: str) -> bool:
+    """Whether the KG knows ``token`` as a gene or protein ("FGFR3"): a gene's symbol is not a mutation of
+    it, and "… mutations … of the FGFR3 protein account for all cases" does not answer "Which de novo
+    mutation in FGFR causes achondroplasia?" (G380R does)."""
+    ids = kb.matcher.entity_ids(token)
+    return bool(ids) and any(e.type in GENE_TYPES for e in kb.store.get_entities(ids).values())
 
 
 def not_in_question(surface: str, asked: str) -> bool:
