@@ -242,9 +242,23 @@ def test_the_closest_quote_is_on_the_claim_s_own_subject_when_the_checker_allows
     ]
     # columns: not enough, supported, contradicted (graphs.vectors.claim_checker)
     bearing = np.array([[0.50, 0.40, 0.10], [0.30, 0.35, 0.35]])
-    assert claim_check.closest_window(claim, texts, bearing) == 1
+    assert claim_check.closest_window(claim, texts, bearing, [False, False]) == 1
     unrelated = np.array([[0.50, 0.40, 0.10], [0.90, 0.05, 0.05]])
-    assert claim_check.closest_window(claim, texts, unrelated) == 0
+    assert claim_check.closest_window(claim, texts, unrelated, [False, False]) == 0
+    # a window about a sibling of the claim's condition is never quoted, however strong
+    assert claim_check.closest_window(claim, texts, bearing, [False, True]) == 0
+    assert claim_check.closest_window(claim, texts, bearing, [True, True]) is None
+
+
+def test_a_claim_s_closest_quote_is_never_about_a_sibling_condition(slice_kb: KnowledgeBase) -> None:
+    """ "hepatitis A usually becomes a chronic infection" was quoted against "Most hepatitis C infections
+    become chronic"; here a type 1 diabetes claim against a type 2 sentence."""
+    from agent.nodes.other_condition import about_other_condition, conditions_named
+
+    subject = conditions_named(slice_kb, "type 1 diabetes is usually treated with metformin")
+    assert "DOID:9744" in subject.ids
+    texts = ["Metformin is the first drug for type 2 diabetes.", "Type 1 diabetes is treated with insulin."]
+    assert about_other_condition(slice_kb, subject, texts) == [True, False]
 
 
 @pytest.mark.parametrize(

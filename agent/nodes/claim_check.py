@@ -26,6 +26,7 @@ from agent.nodes.claim_restatement import restated, written_as
 from agent.nodes.common import emit, step
 from agent.nodes.direct_answer import one_hop_chain
 from agent.nodes.focus import sentences
+from agent.nodes.other_condition import about_other_condition, conditions_named
 from agent.nodes.rank import ranked_records
 from agent.state import ChainRec, ClaimVerdictRec, ConsultState, EvidenceRec, ReplyCheckRec
 from graphs.text.claims import Claim, split_reply
@@ -76,18 +77,24 @@ def _passages_for(deps: ConsultDeps, claim: Claim, seeds: list[str]) -> list[Evi
     return ranked_records(deps, list(evidence_rank(deps.kb, request).evidence))
 
 
-def closest_window(claim: Claim, texts: list[str], probs: Any) -> int:
+def closest_window(claim: Claim, texts: list[str], probs: Any, off_subject: list[bool]) -> int | None:
     """The window to quote under an undecided claim: the checker's strongest reading among windows that
     share a content word with the claim itself (when the checker reads it as bearing on the claim), else
-    among all.
+    among all; never one about a sibling of the claim's condition (``off_subject``), and ``None`` when only
+    those are left.
 
     Why: "NSAIDs do not help" (checked as "Do NSAIDs help in gout?") was quoted against "This chemical is
     believed to play a role in the inflammation of gout" while a retrieved window named NSAIDs — the
-    checker's argmax carries no verdict here, so a quote on the claim's own subject serves the reader."""
+    checker's argmax carries no verdict here, so a quote on the claim's own subject serves the reader. And
+    "hepatitis A usually becomes a chronic infection" was quoted against "Most hepatitis C infections
+    become chronic" (agent/nodes/other_condition.py)."""
     words = {w.lower() for w in content_words(claim.text) if len(w) >= 4}
     strength = probs[:, SUPPORTED:].max(axis=1)
-    sharing = [i for i, t in enumerate(texts) if words & {w.lower() for w in content_words(t)}]
-    overall = int(strength.argmax())
+    allowed = [i for i in range(len(texts)) if not off_subject[i]]
+    if not allowed:
+        return None
+    sharing = [i for i in allowed if words & {w.lower() for w in content_words(texts[i])}]
+    overall = max(allowed, key=lambda i: float(strength[i]))
     if sharing:
         best = max(sharing, key=lambda i: float(strength[i]))
         if probs[best, NOT_ENOUGH] < strength[best]:  # the checker reads it as bearing on the claim
@@ -196,8 +203,9 @@ def check_claim(
             if said.opposite is not None:  # the claim's word as the reply wrote it, not as the question
                 record["opposite"] = [written_as(said.opposite[0], claim.text), said.opposite[1]]
             return record, [passages[said.passage]]
-        best = closest_window(claim, texts, probs)
-        if probs[best, NOT_ENOUGH] >= probs[best, SUPPORTED:].max():
+        off_subject = about_other_condition(deps.kb, conditions_named(deps.kb, claim.text), texts)
+        best = closest_window(claim, texts, probs, off_subject)
+        if best is None or probs[best, NOT_ENOUGH] >= probs[best, SUPPORTED:].max():
             # The checker's own reading: not even this window bears on the claim ("ibuprofen for fever"
             # quoted a Crimean-Congo fever passage). An unrelated quote under a claim only misleads.
             return record, []

@@ -83,6 +83,11 @@ def question_focus(kb: KnowledgeBase, state: ConsultState) -> Focus:
         stem = parse_mcq(question).stem.lower()
         focus = [e for e in focus if str(e.get("surface") or e.get("name") or "").lower() in stem]
         question = parse_mcq(question).stem
+    return focus_of(kb, focus, question)
+
+
+def focus_of(kb: KnowledgeBase, focus: list[EntityRec], question: str) -> Focus:
+    """The focus on ``focus`` entities: their names and synonyms to match, the labels ``question`` asks."""
     known = kb.store.get_entities([e["id"] for e in focus])
     names: dict[str, list[str]] = {}
     for e in focus:
