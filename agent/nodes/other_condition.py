@@ -25,15 +25,19 @@ SHARED_BY_ALL = frozenset(
     {
         *("disease", "diseases", "disorder", "disorders", "syndrome", "syndromes", "infection", "infections"),
         *("deficiency", "condition", "conditions", "failure", "pain", "type", "acute", "chronic", "primary"),
-        *("secondary", "the", "and", "of", "with", "due", "to", "in", "or"),
+        *("secondary", "viral", "bacterial", "fungal", "hereditary", "inherited", "familial", "congenital"),
+        *("juvenile", "adult", "childhood", "malignant", "benign", "severe", "mild", "onset", "early"),
+        *("late", "the", "and", "of", "with", "due", "to", "in", "or"),
     }
 )
-"""Words that join unrelated disease names ("heart disease", "Lyme disease"): sharing one makes no sibling."""
+"""Words that join unrelated disease names ("heart disease", "Lyme disease", "viral hepatitis A" and "viral
+gastroenteritis"): sharing one makes no sibling."""
 SIBLING_TYPES = frozenset({"Disease"})
 _WORD = re.compile(r"[a-z0-9]+")
 
 
 def words(name: str) -> frozenset[str]:
+    """The lower-cased words of a name, to compare names word by word."""
     return frozenset(_WORD.findall(name.lower()))
 
 
@@ -65,10 +69,11 @@ def about_other_condition(kb: KnowledgeBase, focus: Focus, texts: list[str]) -> 
 
 
 def related_name(surface: str, distinctive: set[str]) -> bool:
-    """A name sharing a distinctive word with the subject's ("hepatitis C", "kidney failure"); one whose words
-    all lie within a subject name ("hepatitis" for "hepatitis A", "kidney disease" for chronic kidney
-    disease) is a broader name for the subject, and a sentence that says it is about the subject: "If kidney
-    disease progresses to kidney failure, …" stays under a chronic kidney disease question."""
+    """A name sharing a distinctive word with the subject's: a sibling ("hepatitis C", "kidney failure") or a
+    broader name for the subject ("hepatitis", "kidney disease" for chronic kidney disease), which
+    ``about_other_condition`` tells apart by whether all its words lie within a subject name. A sentence
+    naming a broader name is about the subject: "If kidney disease progresses to kidney failure, …" stays
+    under a chronic kidney disease question."""
     return bool(words(surface) & distinctive)
 
 
