@@ -41,7 +41,7 @@ from agent.nodes.answer_candidates import asks_for_a_name, is_list_question, nam
 from agent.nodes.asked_detail import detail_lead
 from agent.nodes.direct_answer import linked_ids
 from agent.nodes.focus import question_focus, sentences
-from agent.nodes.key_sentences import lead_first, pick_read, shown_read
+from agent.nodes.key_sentences import pick_key_read
 from agent.nodes.reading import read_evidence
 from agent.nodes.retrieval import search_question
 from agent.sessions import thread_config
@@ -109,8 +109,7 @@ def run(
             read_ms.append(1000 * (time.perf_counter() - started))
             ids = set(state.get("turn_entity_ids", []))
             lead = detail_lead(kb, q, linked_ids(state))
-            shown = lead_first(shown_read(kb, read, question_focus(kb, state)), lead)
-            key = [r.text for r in pick_read(shown)]  # as shown
+            key = [r.text for r in pick_key_read(kb, read, question_focus(kb, state), evidence, lead)]
             named = {
                 use_kg: [c.name for c in named_answers(vote(kb, q, ids, read, use_kg), is_list_question(q))]
                 if asks_for_a_name(q)

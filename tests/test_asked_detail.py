@@ -257,3 +257,23 @@ def test_a_gene_symbol_is_not_the_mutation_asked(slice_kb: KnowledgeBase) -> Non
     assert names_in(slice_kb, question, set(), [f"Mutations of the {gene} protein cause it."]) is False
     assert names_in(slice_kb, question, set(), [f"The {gene} substitution G380R causes it."]) is True
     assert names_in(slice_kb, "Which gene causes the disease?", set(), [f"{gene} causes it."]) is True
+
+
+def test_a_sentence_opening_on_a_reference_back_is_quoted_with_its_antecedent() -> None:
+    """ "This treatment is simple, inexpensive, and safe." was a key sentence on its own under a
+    hemochromatosis case whose first line was about chelation; the quote now says what the treatment is."""
+    from agent.nodes.key_sentences import with_antecedent
+
+    passage = "Health care providers treat it by drawing blood. Phlebotomy rids the body of extra iron. " + (
+        "This treatment is simple, inexpensive, and safe."
+    )
+    start = passage.index("This treatment")
+    sentence = ReadSentence("E:p", passage[start:], start, len(passage), 0, 1.0, 0.7, 1.0, "treatment")
+    quoted = with_antecedent(sentence, {"E:p": passage})
+    assert quoted.text.startswith("Phlebotomy rids the body of extra iron. This treatment is simple")
+    assert passage[quoted.start : quoted.end] == quoted.text
+    plain = passage.index("Phlebotomy")
+    first = ReadSentence("E:p", passage[plain:start].strip(), plain, start - 1, 0, 1.0, 0.7, 1.0, "")
+    assert with_antecedent(first, {"E:p": passage}) == first  # no reference back: unchanged
+    opening = ReadSentence("E:q", "It can last for years.", 0, 22, 0, 1.0, 0.7, 1.0, "")
+    assert with_antecedent(opening, {"E:q": "It can last for years."}) == opening  # nothing before it

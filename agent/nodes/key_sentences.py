@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -230,12 +230,48 @@ def select_key_sentences(
     selection about the focus, as before the reader (see the module doc)."""
     read = read_evidence(kb, question, evidence)
     if read is not None:
-        read = lead_first(shown_read(kb, read, focus), lead)
         return [
             KeySentence(r.evidence_id, r.text, r.start, r.end, round(r.probability, 4), r.label)
-            for r in pick_read(read, max_sentences, max_words)
+            for r in pick_key_read(kb, read, focus, evidence, lead, max_sentences, max_words)
         ]
     return select_by_cosine(kb, question, focus, evidence, max_sentences)
+
+
+def pick_key_read(
+    kb: KnowledgeBase,
+    read: list[ReadSentence],
+    focus: Focus,
+    evidence: list[EvidenceRec],
+    lead: Callable[[str], bool] | None = None,
+    max_sentences: int = MAX_SENTENCES,
+    max_words: int = MAX_WORDS,
+) -> list[ReadSentence]:
+    """The read sentences shown as the direct answer: those that may be shown (``shown_read``), the one naming
+    the asked detail first (``lead_first``), each that opens on a reference back with the sentence it refers
+    to (``with_antecedent``), picked within the budget (``pick_read``)."""
+    passages = {ev["id"]: ev.get("text", "") for ev in evidence}
+    shown = [with_antecedent(r, passages) for r in lead_first(shown_read(kb, read, focus), lead)]
+    return pick_read(shown, max_sentences, max_words)
+
+
+ANAPHOR = re.compile(r"^(?:(?:This|These|Such)\s+[a-z]+\b|(?:It|They)\s)")
+"""A sentence that opens on a reference back ("This treatment is simple, inexpensive, and safe.", "It can
+last for years."): shown alone, it does not say what it is about."""
+
+
+def with_antecedent(r: ReadSentence, passages: dict[str, str]) -> ReadSentence:
+    """``r`` with the passage's sentence before it when ``r`` opens on a reference back (``ANAPHOR``), so the
+    quote says what "this treatment" is ("Phlebotomy rids the body of extra iron. This treatment is simple,
+    inexpensive, and safe."); the span stays an exact slice of the passage, and its words count against the
+    budget. Unchanged when the passage has no sentence just before it."""
+    text = passages.get(r.evidence_id, "")
+    if not text or not ANAPHOR.match(r.text):
+        return r
+    before = [(s, e) for s, e in with_lists(text) if e <= r.start]
+    if not before or text[before[-1][1] : r.start].strip():
+        return r
+    start = before[-1][0]
+    return replace(r, start=start, text=text[start : r.end])
 
 
 def shown_read(kb: KnowledgeBase, read: list[ReadSentence], focus: Focus) -> list[ReadSentence]:
