@@ -275,5 +275,9 @@ def test_a_sentence_opening_on_a_reference_back_is_quoted_with_its_antecedent() 
     plain = passage.index("Phlebotomy")
     first = ReadSentence("E:p", passage[plain:start].strip(), plain, start - 1, 0, 1.0, 0.7, 1.0, "")
     assert with_antecedent(first, {"E:p": passage}) == first  # no reference back: unchanged
+    recovered = "When you recover, you are protected. However, you can still get other kinds of hepatitis."
+    at = recovered.index("However")
+    contrast = ReadSentence("E:h", recovered[at:], at, len(recovered), 0, 1.0, 0.7, 1.0, "")
+    assert with_antecedent(contrast, {"E:h": recovered}).text == recovered  # "However, …" needs its foil
     opening = ReadSentence("E:q", "It can last for years.", 0, 22, 0, 1.0, 0.7, 1.0, "")
     assert with_antecedent(opening, {"E:q": "It can last for years."}) == opening  # nothing before it

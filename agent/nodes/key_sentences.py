@@ -254,9 +254,10 @@ def pick_key_read(
     return pick_read(shown, max_sentences, max_words)
 
 
-ANAPHOR = re.compile(r"^(?:(?:This|These|Such)\s+[a-z]+\b|(?:It|They)\s)")
+ANAPHOR = re.compile(r"^(?:(?:This|These|Such)\s+[a-z]+\b|(?:It|They)\s|However,\s)")
 """A sentence that opens on a reference back ("This treatment is simple, inexpensive, and safe.", "It can
-last for years."): shown alone, it does not say what it is about."""
+last for years.") or on a contrast with the sentence before ("However, you can still get other kinds of
+hepatitis."): shown alone, it does not say what it is about."""
 
 
 def with_antecedent(r: ReadSentence, passages: dict[str, str]) -> ReadSentence:
