@@ -253,9 +253,10 @@ def test_the_closest_quote_is_on_the_claim_s_own_subject_when_the_checker_allows
 def test_a_claim_s_closest_quote_is_never_about_a_sibling_condition(slice_kb: KnowledgeBase) -> None:
     """ "hepatitis A usually becomes a chronic infection" was quoted against "Most hepatitis C infections
     become chronic"; here a type 1 diabetes claim against a type 2 sentence."""
-    from agent.nodes.other_condition import about_other_condition, conditions_named
+    from agent.nodes.claim_kg import claim_subject
+    from agent.nodes.other_condition import about_other_condition
 
-    subject = conditions_named(slice_kb, "type 1 diabetes is usually treated with metformin")
+    subject = claim_subject(slice_kb, "type 1 diabetes is usually treated with metformin")
     assert "DOID:9744" in subject.ids
     texts = ["Metformin is the first drug for type 2 diabetes.", "Type 1 diabetes is treated with insulin."]
     assert about_other_condition(slice_kb, subject, texts) == [True, False]

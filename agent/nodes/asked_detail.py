@@ -53,6 +53,7 @@ from agent.nodes.answer_candidates import (
     restates_question,
 )
 from graphs.kb import KnowledgeBase
+from graphs.text.drug_names import DRUG_TYPES
 from graphs.text.ner import normalise_term
 from tools.candidate_terms import is_generic
 
@@ -203,14 +204,13 @@ def detail_lead(
 
 def kind_in_words(words: str) -> AskedDetail:
     """The kind named by the words after "which" ("CFTR mutation", "molecule", "drugs")."""
-    drugs = frozenset({"Compound", "Drug"})
     typed = tuple(("typed", pattern, types) for pattern, types in WANTED_TYPES)
     genes = tuple(kind for kind in typed if "Gene" in kind[2])  # "which gene mutation": a gene name answers
     kinds = (
         *genes,
         ("code", CODE_KINDS, NONE),
         ("quantity", QUANTITY_KINDS, NONE),
-        ("typed", DRUG_KINDS, drugs),
+        ("typed", DRUG_KINDS, DRUG_TYPES),
     )
     other = AskedDetail("other", NAMED_THING_TYPES, " ".join(words.split()[:1]))
     return kind_in(words, kinds + typed) or other
@@ -264,7 +264,7 @@ def names_in(
     if detail.kind == "code":
         return False
     names = [n for t in texts for n in NAME_TOKEN.findall(t)]
-    if detail.types & {"Compound", "Drug"}:
+    if detail.types & DRUG_TYPES:
         names += [n for t in texts for n in NAMED_IN_BRACKETS.findall(t)]
     if detail.kind == "other":
         names += [n for t in texts for n in MID_CAPITAL.findall(t)]

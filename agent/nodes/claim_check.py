@@ -21,12 +21,12 @@ from langgraph.runtime import Runtime
 
 from agent.context import ConsultContext
 from agent.deps import ConsultDeps
-from agent.nodes.claim_kg import kg_verdict, named_conditions, named_disease
+from agent.nodes.claim_kg import claim_subject, kg_verdict, named_conditions, named_disease
 from agent.nodes.claim_restatement import restated, written_as
 from agent.nodes.common import emit, step
 from agent.nodes.direct_answer import one_hop_chain
 from agent.nodes.focus import sentences
-from agent.nodes.other_condition import about_other_condition, conditions_named
+from agent.nodes.other_condition import about_other_condition
 from agent.nodes.rank import ranked_records
 from agent.state import ChainRec, ClaimVerdictRec, ConsultState, EvidenceRec, ReplyCheckRec
 from graphs.text.claims import Claim, split_reply
@@ -203,7 +203,7 @@ def check_claim(
             if said.opposite is not None:  # the claim's word as the reply wrote it, not as the question
                 record["opposite"] = [written_as(said.opposite[0], claim.text), said.opposite[1]]
             return record, [passages[said.passage]]
-        off_subject = about_other_condition(deps.kb, conditions_named(deps.kb, claim.text), texts)
+        off_subject = about_other_condition(deps.kb, claim_subject(deps.kb, claim.text), texts)
         best = closest_window(claim, texts, probs, off_subject)
         if best is None or probs[best, NOT_ENOUGH] >= probs[best, SUPPORTED:].max():
             # The checker's own reading: not even this window bears on the claim ("ibuprofen for fever"

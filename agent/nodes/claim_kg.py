@@ -27,6 +27,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from agent.nodes.focus import Focus, focus_of
+from agent.nodes.other_condition import SIBLING_TYPES
+from agent.state import EntityRec
 from graphs.kb import KnowledgeBase
 from graphs.stores.kg_facts import KGFact, kg_facts
 from graphs.text.word_stems import word_stems
@@ -108,6 +111,18 @@ def named_disease(kb: KnowledgeBase, text: str) -> str | None:
         if m.source == "question"
     ]
     return min(mentions, key=lambda m: m.start).surface if mentions else None
+
+
+def claim_subject(kb: KnowledgeBase, text: str) -> Focus:
+    """The diseases a claim names, as the focus its closest passage must not be a sibling of
+    (agent/nodes/other_condition.py): a reply's claim has no linked question of its own."""
+    entities: list[EntityRec] = [
+        {"id": e.id, "name": e.name, "type": e.type, "surface": m.surface}
+        for e in link_claim(kb, text).entities
+        if e.type in SIBLING_TYPES
+        for m in e.mentions[:1]
+    ]
+    return focus_of(kb, entities, text)
 
 
 CONDITION_TYPES = ("Disease", "Phenotype", "Finding", "Symptom")

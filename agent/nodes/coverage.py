@@ -19,6 +19,7 @@ from collections.abc import Callable
 from agent.nodes.focus import Focus
 from agent.state import EntityRec
 from graphs.kb import KnowledgeBase
+from graphs.text.drug_names import DRUG_TYPES
 
 DRUG_LABEL_KINDS = ("side effects", "contraindications", "interactions", "pregnancy")
 """Evidence labels a drug-label source brings (graphs/building/loaders/label_sections.py; a KB with any of
@@ -33,7 +34,6 @@ RESEARCH_CUES = re.compile(
     re.IGNORECASE,
 )
 """Words of a research question (BioASQ-style: "Which gene…", "What is the target of…", "Is X a trial…")."""
-DRUG_TYPES = frozenset({"Compound", "Drug"})
 DRUG_ASPECTS = frozenset({"side effects", "contraindications", "interactions"})
 """Aspects only a drug label answers, even when a disease is named too ("ibuprofen side effects in gout")."""
 

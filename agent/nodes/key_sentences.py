@@ -298,11 +298,17 @@ def lead_first(read: list[ReadSentence], lead: Callable[[str], bool] | None) -> 
         return read
     best = max(r.score for r in read)
     for i, r in enumerate(read):
-        if r.logit < MIN_LOGIT or r.score < best - WITHIN_LOGITS:
+        if below_floor(r, best):
             break
         if len(r.text.split()) >= MIN_WORDS and lead(r.text):
             return [r, *read[:i], *read[i + 1 :]]
     return read
+
+
+def below_floor(r: ReadSentence, best: float) -> bool:
+    """Whether the reader scores ``r`` too low to show as answering: below ``MIN_LOGIT``, or more than
+    ``WITHIN_LOGITS`` below the turn's best sentence (``pick_read`` stops there; ``lead_first`` too)."""
+    return r.logit < MIN_LOGIT or r.score < best - WITHIN_LOGITS
 
 
 def pick_read(
@@ -316,7 +322,7 @@ def pick_read(
     for r in read:
         if len(picked) >= max_sentences:
             break
-        if r.logit < MIN_LOGIT or r.score < best - WITHIN_LOGITS:
+        if below_floor(r, best):
             break
         n = len(r.text.split())
         if n < MIN_WORDS or (picked and words + n > max_words):

@@ -17,8 +17,7 @@ from __future__ import annotations
 
 import re
 
-from agent.nodes.focus import Focus, focus_of
-from agent.state import EntityRec
+from agent.nodes.focus import Focus
 from graphs.kb import KnowledgeBase
 
 SHARED_BY_ALL = frozenset(
@@ -75,17 +74,3 @@ def related_name(surface: str, distinctive: set[str]) -> bool:
     naming a broader name is about the subject: "If kidney disease progresses to kidney failure, …" stays
     under a chronic kidney disease question."""
     return bool(words(surface) & distinctive)
-
-
-def conditions_named(kb: KnowledgeBase, text: str) -> Focus:
-    """A focus on the diseases ``text`` names (a reply's claim has no linked question of its own): the subject
-    its closest passage must not be a sibling of."""
-    mentions = kb.matcher.find(text)
-    known = kb.store.get_entities(sorted({i for m in mentions for i in m.entity_ids}))
-    entities: list[EntityRec] = [
-        {"id": i, "name": known[i].name, "type": known[i].type, "surface": m.surface}
-        for m in mentions
-        for i in m.entity_ids
-        if i in known and known[i].type in SIBLING_TYPES
-    ]
-    return focus_of(kb, entities, text)

@@ -120,7 +120,7 @@ _DANGLING_END = _words("the of a an and or in to with by for on at from")
 _DANGLING_START = _words("the of and or to with by for other")
 
 
-def _is_fragment(key: str, name: str = "") -> bool:
+def _is_fragment(key: str, name: str) -> bool:
     """KG artefacts that are no concept: "inflammation of the", "other tissues", "46" (no letter). A final
     capital "A" is a letter that names a type ("hepatitis A", "Vitamin A", "Niemann-Pick disease type A"),
     not an article: those names were dropped, so "hepatitis A" linked only "hepatitis"."""
