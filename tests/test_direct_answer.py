@@ -8,7 +8,9 @@ only a few passages labelled as not answering.
 
 from __future__ import annotations
 
+import gzip
 import re
+from pathlib import Path
 
 import pytest
 
@@ -16,7 +18,7 @@ from agent.citations import cited_ids
 from agent.consult import Consultant
 from agent.deps import ConsultDeps
 from agent.nodes.answer import DIRECT_LABEL, KG_ONLY_LABEL
-from agent.nodes.direct_answer import fact_notes
+from agent.nodes.direct_answer import DISEASE_BASIS, fact_notes
 from agent.nodes.focus import Focus, carries_aspect, on_focus, question_focus, sentences
 from agent.nodes.key_sentences import MAX_SENTENCES, mmr, readable
 from agent.nodes.reading import with_lists
@@ -25,6 +27,7 @@ from agent.state import EvidenceRec
 from graphs.kb import KnowledgeBase
 from graphs.model.labels import relations_for, specific_labels_asked
 from graphs.stores.kg_facts import fact_chain_id, kg_facts
+from graphs.text.organism_names import looks_like_organism
 from tools.reasoning_chain import ReasoningChainRequest, chain_id, reasoning_chain
 
 FIRST_LINE = "What is the first-line medicine for type 2 diabetes?"
@@ -446,11 +449,54 @@ def test_a_drug_the_kg_lists_only_as_palliating_is_marked_symptom_relief_only(
 def test_a_cause_that_is_a_vector_or_a_pathogen_says_so() -> None:
     """A tick under "Genes and causes the KG links to Lyme disease" read as if it were a gene or the cause."""
     tick = {"relations": ["transmitted_by"], "sources": ["Disease Ontology"]}
-    borrelia = {"relations": ["has_material_basis_in"], "sources": ["Disease Ontology"]}
+    borrelia = {
+        "entity_name": "Borrelia burgdorferi",
+        "relations": ["has_material_basis_in"],
+        "sources": ["Disease Ontology"],
+    }
     gene = {"relations": ["associated_gene"], "sources": ["Hetionet"]}
     assert fact_notes(tick) == ["vector, spreads it", "Disease Ontology"]  # type: ignore[arg-type]
     assert fact_notes(borrelia) == ["pathogen", "Disease Ontology"]  # type: ignore[arg-type]
     assert fact_notes(gene) == ["Hetionet"]  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("name", "note"),
+    [
+        ("Borrelia burgdorferi", "pathogen"),
+        ("Chapare virus", "pathogen"),
+        ("Trichophyton", "pathogen"),
+        ("Clostridium botulinum A", "pathogen"),
+        ("human papillomavirus (types 6", "pathogen"),
+        ("uric acid crystal deposits", DISEASE_BASIS),
+        ("mast cells", DISEASE_BASIS),
+        ("B cells", DISEASE_BASIS),
+        ("Factor IX deficiency", DISEASE_BASIS),
+        ("mutation in the FGFR3 gene", DISEASE_BASIS),
+        ("X-linked inheritance of the OFD1 gene", DISEASE_BASIS),
+    ],
+)
+def test_a_material_basis_is_called_a_pathogen_only_when_it_is_an_organism(name: str, note: str) -> None:
+    """Every Disease Ontology material basis is typed Pathogen in the KG; "What causes gout?" showed
+    "uric acid crystal deposits (pathogen; Disease Ontology)"."""
+    fact = {"entity_name": name, "relations": ["has_material_basis_in"], "sources": ["Disease Ontology"]}
+    assert fact_notes(fact) == [note, "Disease Ontology"]  # type: ignore[arg-type]
+
+
+def test_every_material_basis_in_the_shipped_kg_gets_one_of_the_two_notes() -> None:
+    """On the shipped KG's 422 material-basis names: organisms and the rest are both well represented, and no
+    name of a cell, tissue, deficiency or mutation reads as a pathogen."""
+    kg = Path(__file__).resolve().parents[1] / "data" / "kg" / "unified"
+    with gzip.open(kg / "nodes.tsv.gz", "rt", encoding="utf-8") as handle:
+        names = {row.split("\t")[0]: row.split("\t")[1] for row in handle}
+    with gzip.open(kg / "edges.tsv.gz", "rt", encoding="utf-8") as handle:
+        targets = {
+            names[row.split("\t")[2]] for row in handle if row.split("\t")[1] == "has_material_basis_in"
+        }
+    organisms = {t for t in targets if looks_like_organism(t)}
+    assert 150 < len(organisms) < len(targets) - 150
+    tissue = re.compile(r"\b(cells?|tissues?|deficiency|mutations?|inheritance|deposits|crystals?)\b", re.I)
+    assert not [t for t in organisms if tissue.search(t)]
 
 
 @pytest.mark.parametrize(

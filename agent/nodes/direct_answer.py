@@ -41,6 +41,7 @@ from graphs.building.hypergraph import DISEASE_TYPES
 from graphs.kb import KnowledgeBase
 from graphs.model.labels import RELATIONS_FOR_LABEL, asks_for_a_differential, relations_for
 from graphs.stores.kg_facts import KGFact, kg_facts
+from graphs.text.organism_names import looks_like_organism
 
 MAX_FACTS = 6
 NAMES_A_CONDITION = re.compile(
@@ -283,16 +284,22 @@ def fact_line(heading: str, facts: list[KGFactRec], total: int) -> str:
 RELATION_NOTES = {"transmitted_by": "vector, spreads it", "has_material_basis_in": "pathogen"}
 """What a "causes" fact is, when it is not a gene: "Genes and causes the KG links to Lyme disease:
 blacklegged tick" read as if the tick were a gene or the cause."""
+DISEASE_BASIS = "what the disease arises from"
+"""The note of a material basis that is not an organism ("uric acid crystal deposits" for gout, "mast cells"
+for mastocytosis): the KG types them all as pathogens (graphs/text/organism_names.py)."""
 
 
 def fact_notes(fact: KGFactRec) -> list[str]:
     """What the parentheses after a fact say: "symptom relief only" when that is all the KG says, or what
     kind of cause it is (a vector, a pathogen), then the datasets."""
     relations = fact.get("relations", [fact.get("relation", "")])
+    notes = {**RELATION_NOTES}
+    if not looks_like_organism(fact.get("entity_name", "")):
+        notes["has_material_basis_in"] = DISEASE_BASIS
     kind = (
         SYMPTOMATIC_ONLY
         if relations == ["palliates"]
-        else ", ".join(dict.fromkeys(RELATION_NOTES[r] for r in relations if r in RELATION_NOTES))
+        else ", ".join(dict.fromkeys(notes[r] for r in relations if r in notes))
     )
     sources = ", ".join(fact.get("sources", []))
     return [note for note in (kind, sources) if note]
