@@ -110,16 +110,6 @@ class NamedAnswerRec(TypedDict, total=False):
     chain_ids: list[str]
 
 
-class ConditionRec(TypedDict):
-    """A condition whose page a differential's closest passages are, and the case's findings they name
-    (agent/nodes/differential.py)."""
-
-    entity_id: str
-    name: str
-    findings: list[str]
-    evidence_ids: list[str]
-
-
 class DirectAnswerRec(TypedDict, total=False):
     """The short answer shown before any passage (offline; renderers show ``lines`` or build their own)."""
 
@@ -133,8 +123,6 @@ class DirectAnswerRec(TypedDict, total=False):
     """The answer's name(s) where the evidence gives them (factoid/list questions; answer_candidates.py)."""
     lines: list[str]
     """The block as Markdown lines, citations inline (``[C:…]``, ``[E:…]``)."""
-    conditions: list[ConditionRec]
-    """For a differential: the conditions the closest passages describe (shown under their own heading)."""
 
 
 class ClaimVerdictRec(TypedDict, total=False):

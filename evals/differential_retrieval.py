@@ -72,50 +72,24 @@ def score(kb: KnowledgeBase, items: list[dict[str, Any]]) -> dict[str, Any]:
     return {"hits": hits, "halves": halves}
 
 
+LIST_EXPERIMENT = """## Tried and not shipped: a list of "conditions to consider" (2026-11-27, ninth session)
+
+For a differential left insufficient, commit f830005 listed the conditions whose pages the closest passages
+are, each with the case's findings its passages name ("Croup — its passages name cough, hoarse voice [1]"),
+under "Conditions the closest passages describe (to consider — not a diagnosis)". On lay cases it read well
+(croup, infectious mononucleosis and peripheral arterial disease each came first). On these MedQA-USMLE
+differentials, asked offline as clinical questions on the default KB, it showed a list on 191 of the 197
+items; the correct diagnosis was listed first on **3 of the 33** whose diagnosis has a page, and anywhere in
+the list (3.3 conditions on average) on 5 of 33. On the other 164 items every listed condition was wrong.
+A clinician's case reads like these vignettes, not like a lay question, so a list that is wrong nine times
+in ten would anchor more than it helps: it was reverted, and a differential keeps the insufficient verdict
+with its closest passages (their citations name each page: "What is (are) Croup ?")."""
+
+
 def differential_rows(settings: Settings) -> list[dict[str, Any]]:
     path = settings.shared_data_dir / "eval" / "medqa_usmle_test.jsonl"
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     return [row for row in rows if asks_for_a_differential(row["question"])]
-
-
-def names_the_answer(condition: str, answer: str) -> bool:
-    """Whether a listed condition is the correct option, on word boundaries either way ("lymphoma" and
-    "Hodgkin lymphoma" match; "asthma" and "asthmatic bronchitis" do not)."""
-    a, b = _words(condition), _words(answer)
-    return bool(a and b) and bool(
-        re.search(rf"(?<![a-z0-9]){re.escape(a)}(?![a-z0-9])", b)
-        or re.search(rf"(?<![a-z0-9]){re.escape(b)}(?![a-z0-9])", a)
-    )
-
-
-def listed_conditions(
-    kb: KnowledgeBase, kb_root: Path, rows: list[dict[str, Any]], answers: dict[str, str]
-) -> dict[str, Any]:
-    """The offline answer's "conditions to consider" block (agent/nodes/differential.py) on every item: how
-    often it is shown, and on items whose diagnosis has a page, where the correct option is in it."""
-    import tempfile
-
-    from langgraph.checkpoint.memory import InMemorySaver
-
-    from agent.consult import Consultant
-
-    shown = first = anywhere = 0
-    lengths: list[int] = []
-    with tempfile.TemporaryDirectory() as tmp:
-        settings = Settings(kb_dir=kb_root, data_dir=Path(tmp), llm_enabled=False)
-        consultant = Consultant(settings, kb=kb, checkpointer=InMemorySaver(), use_llm=False)
-        for row in rows:
-            direct = consultant.ask(row["question"], task="clinical").answer.get("direct") or {}
-            names = [c["name"] for c in direct.get("conditions", [])]
-            shown += bool(names)
-            lengths.append(len(names))
-            answer = answers.get(row["id"])
-            if answer is None:
-                continue
-            hits = [n for n, name in enumerate(names) if names_the_answer(name, answer)]
-            first += bool(hits) and hits[0] == 0
-            anywhere += bool(hits)
-    return {"shown": shown, "first": first, "anywhere": anywhere, "lengths": lengths}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -156,31 +130,10 @@ def main(argv: list[str] | None = None) -> int:
         "before; "
         "on the retrieval dev sets (2026-11-27, recall@10 / success@1): medquad-consumer 0.737 / 0.667 → "
         "0.740 / 0.667 (2 of its 72 questions read as differentials), bioasq-dev 0.851 / 0.970 and pubmedqa "
-        "0.870 / 0.970 unchanged.",
+        "0.870 / 0.970 unchanged. Rerun on 2026-11-27 (ninth session) with the ranking of that day (the "
+        "search encoder and the matcher changed since): the rows above; the switch stays off.",
     ]
-    answers = {i["id"]: i["answer"] for i in items}
-    listed = listed_conditions(kb, args.kb_root or settings.kb_root, differential_rows(settings), answers)
-    with_list = listed["shown"]
-    lines += [
-        "",
-        "## The conditions listed in the offline answer",
-        "",
-        "For a differential, the offline answer lists the conditions whose pages the closest passages are, "
-        "with the case's findings each names, under \"Conditions the closest passages describe (to consider "
-        '— not a diagnosis)" (agent/nodes/differential.py). Every item above, asked as a clinical question '
-        "offline:",
-        "",
-        "| items | a list is shown | correct diagnosis listed first | listed at all | conditions listed |",
-        "| --- | --- | --- | --- | --- |",
-        f"| {n} with a KB page for the diagnosis | — | {listed['first']}/{n} | "
-        f"{listed['anywhere']}/{n} | — |",
-        f"| all {asked} differentials | {with_list}/{asked} | — | — | "
-        f"{sum(listed['lengths']) / max(1, asked):.1f} on average |",
-        "",
-        f"On the {asked - n} items without a page for the diagnosis, any list shown names only other "
-        'conditions: that is why the block is headed "to consider — not a diagnosis", stays under an '
-        "insufficient verdict, and is ordered by retrieval rank, not by a score presented as a likelihood.",
-    ]
+    lines += ["", LIST_EXPERIMENT]
     args.out.write_text("\n".join(lines) + "\n", encoding="utf-8")
     print(f"wrote {args.out}")
     kb.close()

@@ -28,8 +28,6 @@ from agent.deps import ConsultDeps
 from agent.llm import LLMStepFailed, Usage, text_call
 from agent.nodes.claim_check import reply_check_lines, reply_status
 from agent.nodes.common import emit, llm_on, question_in_context, step, usage_update
-from agent.nodes.differential import HEADING as DIFFERENTIAL_HEADING
-from agent.nodes.differential import condition_lines
 from agent.nodes.direct_answer import compose_direct_answer
 from agent.nodes.focus import answering_passages, question_focus
 from agent.nodes.hypothesis import condition
@@ -120,8 +118,6 @@ def extractive_text(
         if state.get("task") == "check_reply":  # evidence about the reply, never its verdict (issue 22)
             heading = REPLY_EVIDENCE_LABEL
         lines += [f"### {heading}", *direct["lines"], ""]
-    if direct and direct.get("conditions"):
-        lines += [f"### {DIFFERENTIAL_HEADING}", *condition_lines(direct["conditions"]), ""]
     if not sufficient and not full:
         closest = distinct_passages(evidence)[:CLOSEST_SHOWN]
         if closest:

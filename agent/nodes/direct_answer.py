@@ -23,7 +23,6 @@ from typing import cast
 
 from agent.nodes.answer_candidates import YES_NO, asks_for_a_name, is_list_question, named_answers, vote
 from agent.nodes.asked_detail import detail_lead
-from agent.nodes.differential import conditions_described
 from agent.nodes.focus import Focus
 from agent.nodes.key_sentences import readable, select_key_sentences, shown_read
 from agent.nodes.reading import read_evidence
@@ -351,8 +350,6 @@ def compose_direct_answer(
         "named": named,
         "lines": lines,
     }
-    if differential:
-        record["conditions"] = conditions_described(kb, focus, evidence)
     return record, (fact_chains(kb, shown) if shown else []) + named_chains
 
 
