@@ -16,7 +16,7 @@ import pytest
 from agent.consult import Consultant
 from agent.nodes import answered
 from agent.nodes.answered import AnsweredModel
-from agent.nodes.asked_detail import DURATION, asked_detail, detail_lead, names_in
+from agent.nodes.asked_detail import DURATION, YEAR, asked_detail, detail_lead, names_in
 from agent.nodes.detail_check import shows_asked_detail
 from agent.nodes.key_sentences import lead_first, pick_read
 from agent.nodes.reading import ReadSentence
@@ -241,6 +241,46 @@ def test_a_how_long_question_is_answered_with_the_duration(consultant: Consultan
     sentences = answer["direct"]["sentences"]
     assert sentences, answer["text"][:400]
     assert DURATION.search(sentences[0]["text"]), sentences[0]["text"]
+
+
+@pytest.mark.parametrize(
+    ("question", "kind"),
+    [
+        ("When did delafloxacin receive its first approval in the USA?", "year"),
+        ("When was the shingles vaccine approved?", "year"),
+        ("In which year was insulin discovered?", "year"),
+        ("When did your symptoms start?", None),  # about the patient: not a year in a passage
+        ("When was he diagnosed with diabetes?", None),
+        ("When is surgery needed for gallstones?", None),  # circumstances, not a date
+    ],
+)
+def test_when_was_asks_for_a_year(question: str, kind: str | None) -> None:
+    detail = asked_detail(question)
+    assert (detail.kind if detail else None) == kind
+
+
+def test_a_year_is_a_year_not_a_count_or_part_of_a_number(tiny_kb: KnowledgeBase) -> None:
+    assert YEAR.findall("In June 2017, the FDA approved it; the 2017-2018 season.") == [
+        "2017",
+        "2017",
+        "2018",
+    ]
+    assert YEAR.findall("We enrolled 2000 patients; version 2.2017; 12,017 cases.") == []
+    question = "When was delafloxacin approved?"
+    assert names_in(tiny_kb, question, set(), ["Delafloxacin was approved by the FDA in 2017."]) is True
+    assert names_in(tiny_kb, question, set(), ["Delafloxacin is a fluoroquinolone."]) is False
+    # a year the question already gives is not the answer
+    assert names_in(tiny_kb, "When was the 2017 guideline revised?", set(), ["The 2017 guideline."]) is False
+
+
+def test_the_key_sentences_lead_with_the_one_naming_the_asked_year(tiny_kb: KnowledgeBase) -> None:
+    """ "When did delafloxacin receive its first approval …?" led with a sentence on its potency; the
+    sentence with the year was lower in the reader's order (bioasq-dev)."""
+    lead = detail_lead(tiny_kb, "When did delafloxacin receive its first approval?", set())
+    assert lead is not None
+    potency = read_sentence("Delafloxacin demonstrated in vitro and in vivo potency against pathogens.", 2.0)
+    approved = read_sentence("In June 2017, the FDA approved delafloxacin for skin infections.", 0.8)
+    assert pick_read(lead_first([potency, approved], lead))[0] == approved
 
 
 def test_a_gene_symbol_is_not_the_mutation_asked(slice_kb: KnowledgeBase) -> None:

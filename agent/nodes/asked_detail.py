@@ -100,6 +100,18 @@ INNER_WHICH = re.compile(
 )
 """"Fingolimod is an antagonist for which molecule?", "In which cells …": the kind after a preposition."""
 HOW_MANY = re.compile(r"^\s*how\s+(?:many|much)\b", re.IGNORECASE)
+WHEN_YEAR = re.compile(
+    r"^\s*(?:when\s+(?:was|were|did)\b|(?:in\s+)?(?:which|what)\s+year\b)(?!.*\b(?:you|your|he|she|his|her)\b)",
+    re.IGNORECASE,
+)
+"""A question for a year ("When did delafloxacin receive its first approval …?", "In which year was …"):
+not one about the patient ("When did your symptoms start?"), and not "When is / should …", which asks for
+circumstances ("When is surgery needed?")."""
+YEAR = re.compile(
+    r"(?<![\w.,])(?:1[89]\d\d|20\d\d)(?!\w|[.,]\d)(?!\s*(?:%|mg|patients|people|cases|children)\b)"
+)
+"""A year from 1800 to 2099 standing alone ("in June 2017,"), not part of a number ("2.2017", "12,017")
+or a count ("2000 patients")."""
 HOW_LONG = re.compile(r"^\s*how\s+long\b(?!\s+in\b)", re.IGNORECASE)
 """A question for a length of time; "How long in bp is …" asks for a length, not a duration."""
 _COUNT = (
@@ -163,6 +175,8 @@ def asked_detail(question: str) -> AskedDetail | None:
         return AskedDetail("quantity", frozenset(), f"number of {counted}".strip())
     if HOW_LONG.search(question):
         return AskedDetail("duration", frozenset(), "duration")
+    if WHEN_YEAR.search(question):
+        return AskedDetail("year", frozenset(), "year")
     if CATEGORY.search(question) or YES_NO.search(question):
         return None
     inner = INNER_WHICH.search(question)
@@ -180,9 +194,9 @@ def asked_detail(question: str) -> AskedDetail | None:
     return kind_in_words(words)
 
 
-LEADING_KINDS = frozenset({"duration", "code"})
-"""Kinds a sentence is seen to name by its own words (a length of time, a mutation or allele code), so the
-key sentences can lead with one. Not a quantity: numbers with units are everywhere in a page about the
+LEADING_KINDS = frozenset({"duration", "code", "year"})
+"""Kinds a sentence is seen to name by its own words (a length of time, a mutation or allele code, a year),
+so the key sentences can lead with one. Not a quantity: numbers with units are everywhere in a page about the
 subject, and leading with one answered "What HbA1c level defines diabetes?" with "an A1C test result of
 under 7 percent usually means that their diabetes treatment is working" (evals/near_miss.py, nm-23); nor a
 typed name, which needs the KG and the reader's vote (agent/nodes/answer_candidates.py)."""
@@ -254,6 +268,8 @@ def names_in(
     asked = normalise_term(question)
     if detail.kind == "duration":
         return any(normalise_term(d) not in asked for t in texts for d in DURATION.findall(t))
+    if detail.kind == "year":
+        return any(y not in asked for t in texts for y in YEAR.findall(t))
     if detail.kind == "quantity":
         return any(q for t in texts for q in QUANTITY.findall(t) if normalise_term(q) not in asked)
     codes = [c for t in texts for c in CODE.findall(t) if not NOT_A_CODE.match(c)]
