@@ -12,6 +12,7 @@ from agent.consult import Consultant
 from agent.nodes.claim_restatement import restated
 from graphs.kb import KnowledgeBase
 from graphs.text.negation import negated_spans
+from graphs.text.word_stems import claim_stem
 
 
 @pytest.mark.parametrize(
@@ -54,6 +55,44 @@ def test_a_sentence_holding_every_word_of_the_claim_decides_it_by_its_negation(
 )
 def test_no_verdict_without_a_plain_restatement(question: str, sentence: str) -> None:
     assert restated(question, [sentence]) is None
+
+
+@pytest.mark.parametrize(
+    ("question", "sentence", "title"),
+    [
+        # every "anti-" word shared the four-letter stem "anti": a classic error was endorsed
+        ("Is the flu treated with antibiotics?", "Antiviral Treatments for 2009 H1N1", "What is (are) Flu ?"),
+        (
+            "Is gout treated with antibiotics?",
+            "The most common treatments for an attack of gout are non-steroidal anti-inflammatory drugs.",
+            "",
+        ),
+        ("Is lupus treated with antibiotics?", "Antibodies attack the tissues in lupus and are treated.", ""),
+    ],
+)
+def test_words_that_only_share_a_prefix_are_not_the_claim_s_words(
+    question: str, sentence: str, title: str
+) -> None:
+    assert restated(question, [sentence], titles=[title], conditions=("flu",)) is None
+
+
+@pytest.mark.parametrize(
+    ("words", "same"),
+    [
+        (("cure", "cured", "curing", "cures"), True),
+        (("cause", "caused", "causes", "causing"), True),
+        (("treat", "treated", "treatment", "treatments"), True),
+        (("prevent", "prevention", "prevents"), True),
+        (("transmitted", "transmission", "transmit"), True),
+        (("bleed", "bleeding", "bleeds"), True),
+        (("antibiotics", "antiviral"), False),
+        (("antibiotic", "antibodies"), False),
+        (("antibiotics", "anti"), False),
+        (("hypothyroidism", "hypotension"), False),
+    ],
+)
+def test_a_claim_word_meets_its_inflections_not_its_neighbours(words: tuple[str, ...], same: bool) -> None:
+    assert (len({claim_stem(w) for w in words}) == 1) is same
 
 
 def test_a_hedged_claim_is_restated_by_a_hedged_sentence() -> None:

@@ -27,12 +27,9 @@ from dataclasses import dataclass
 from agent.nodes.focus import sentences
 from graphs.text.negation import negated_spans
 from graphs.text.opposites import contrasts, exclusive_opposites, opposite_key
-from graphs.text.word_stems import stem, word_stems
+from graphs.text.word_stems import claim_stem, claim_stems
 from tools.ranking import STOP_WORDS, content_words, word_set
 
-STEM = 4
-"""Letters a word is matched on: four, so "cured" meets "cure" and "caused" meets "cause"; a restatement
-needs every word of the claim, which keeps a rare collision from deciding anything."""
 MIN_CLAIM_WORDS = 3
 """Content words a claim needs for a restatement to say anything: "Is X safe?" is held by too many
 sentences that say something else of X."""
@@ -92,7 +89,7 @@ def claim_words(question: str) -> set[str]:
     question's own words."""
     kept = STOP_WORDS - DIRECTION_WORDS
     words = [w for w in content_words(question, kept) if w.lower() not in QUESTION_WORDS | FILLER_WORDS]
-    return {s for w in words for s in word_stems(w, 2, chars=STEM)}
+    return {s for w in words for s in claim_stems(w, 2)}
 
 
 def reading(
@@ -116,8 +113,8 @@ def reading(
     word beside them ("more common in men than in women" does not affirm "more common in women")."""
     if sentence.rstrip().endswith("?"):
         return None  # a question ("Are wandering and agitation equivalent?") restates nothing
-    spans = [(m.start(), m.end()) for m in _WORD.finditer(sentence) if stem(m.group(), STEM) in wanted]
-    said = {stem(sentence[s:e], STEM) for s, e in spans}
+    spans = [(m.start(), m.end()) for m in _WORD.finditer(sentence) if claim_stem(m.group()) in wanted]
+    said = {claim_stem(sentence[s:e]) for s, e in spans}
     missing = wanted - said - from_title
     if not said or len(missing) > 1:
         return None
@@ -134,7 +131,7 @@ def reading(
         return None
     by_word: dict[str, set[bool]] = {}
     for (s, e), negated in zip(spans, negated_spans(sentence, spans, statement=True), strict=True):
-        by_word.setdefault(stem(sentence[s:e], STEM), set()).add(negated)
+        by_word.setdefault(claim_stem(sentence[s:e]), set()).add(negated)
     if any(len(ways) > 1 for ways in by_word.values()):
         return None
     if any(True in ways for ways in by_word.values()):
@@ -160,7 +157,7 @@ def _opposite_in(
     """(the claim's word, the sentence's opposite of it, where the sentence says that opposite) for the
     first claim word whose stem is in ``missing`` and whose exclusive opposite the sentence says."""
     claim_keys = {opposite_key(t) for t in claim_tokens}
-    for token in sorted(t for t in claim_tokens if stem(t, STEM) in missing):
+    for token in sorted(t for t in claim_tokens if claim_stem(t) in missing):
         opposite = exclusive_opposites(token) - claim_keys
         found = [m for m in _WORD.finditer(sentence) if opposite_key(m.group()) in opposite]
         if found:
@@ -175,7 +172,7 @@ def _named_otherwise(
     entities_in: EntityFinder | None,
 ) -> frozenset[str]:
     """The claim words of entities ``sentence`` names by another KG name (the linker's synonyms)."""
-    said = word_stems(sentence, 2, chars=STEM)
+    said = claim_stems(sentence, 2)
     lacking = [(stems, ids) for stems, ids in claim_entities if not stems <= said]
     if not lacking or entities_in is None or len(wanted - said - {w for s, _ in lacking for w in s}) > 1:
         return frozenset()  # nothing to look up, or too far from the claim for any synonym to matter
@@ -209,7 +206,7 @@ def _contrasted_clause(
         clause = sentence[cut.end() : cuts[n + 1].start() if n + 1 < len(cuts) else len(sentence)]
         if not CARRIED_SUBJECT.match(clause):
             continue
-        before = word_stems(sentence[: cut.start()], 2, chars=STEM) & subject
+        before = claim_stems(sentence[: cut.start()], 2) & subject
         way = reading(clause, wanted, claim_hedged, said_otherwise | before, claim_tokens)
         if way is not None:
             readings.append((clause, way))
@@ -218,7 +215,7 @@ def _contrasted_clause(
 
 def _opposite_pair(sentence: str, wanted: set[str], claim_tokens: frozenset[str]) -> tuple[str, str] | None:
     """The claim word a sentence leaves out and the exclusive opposite it says instead, if it does."""
-    said = {stem(m.group(), STEM) for m in _WORD.finditer(sentence)}
+    said = {claim_stem(m.group()) for m in _WORD.finditer(sentence)}
     hit = _opposite_in(sentence, wanted - said, claim_tokens)
     return (hit[0], hit[1]) if hit else None
 
@@ -251,16 +248,16 @@ def restated(
     as_sentence = question.rstrip(" ?") + "."
     if len(wanted) < MIN_CLAIM_WORDS or reading(as_sentence, wanted, True, frozenset(), tokens) is not True:
         return None  # a claim that negates some of its own words ("… who have no signs") is not read
-    named_words = [word_stems(c, 2, chars=STEM) & wanted for c in conditions]
+    named_words = [claim_stems(c, 2) & wanted for c in conditions]
     claim_entities = [
         (stems, ids)
         for surface, ids in (entities_in(question) if entities_in else [])
-        if (stems := frozenset(word_stems(surface, 2, chars=STEM) & wanted))
+        if (stems := frozenset(claim_stems(surface, 2) & wanted))
     ]
     subject = frozenset(w for words in named_words for w in words)
     found: list[Restatement] = []
     for n, text in enumerate(passages):
-        title = word_stems(titles[n], 2, chars=STEM) if titles and n < len(titles) else set()
+        title = claim_stems(titles[n], 2) if titles and n < len(titles) else set()
         from_title = frozenset(w for words in named_words if words and words <= title for w in words)
         for s, e in sentences(text):
             sentence = text[s:e]

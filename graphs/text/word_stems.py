@@ -32,3 +32,38 @@ def word_stems(
     skipped = {stem(w, chars) for w in skip}
     words = _WORD.findall(text.lower().replace("viral", "virus"))
     return {s for w in words if len(w) >= min_chars and (s := stem(w, chars)) not in skipped}
+
+
+CLAIM_STEM_CHARS = 6
+SUFFIXES = ("ations", "ation", "ments", "ment", "ings", "ing", "ions", "ion", "edly", "ed", "ly", "es", "s")
+"""Endings taken off before a claim word is cut to :data:`CLAIM_STEM_CHARS` letters, longest first, one
+at most, leaving three letters or more: "treated", "treatment" and "treats" all read "treat"; "cured",
+"curing" and "cure" read "cur" (a final "e" goes too)."""
+KEEPS_FINAL_S = ("ss", "us", "is")
+"""Words whose final "s" is not a plural or a verb ending ("illness", "virus", "diagnosis")."""
+
+
+def claim_stem(word: str) -> str:
+    """The stem the restatement rule matches a claim's words on (agent/nodes/claim_restatement.py).
+
+    Why not the first four letters of the word, as before: every "anti-" word shared one stem, so "the flu
+    is treated with antibiotics" was *supported* by "Antiviral Treatments for 2009 H1N1" and "gout is
+    treated with antibiotics" by "… non-steroidal anti-inflammatory drugs" — a colleague's classic error
+    endorsed. Inflections are taken off instead (:data:`SUFFIXES`), and six letters kept, so "antibiotic",
+    "antiviral" and "antibody" stay three words while "cured" still meets "cure"."""
+    lower = min(singular_forms(word.lower()) or {word.lower()}, key=len)
+    for suffix in SUFFIXES:
+        if (suffix == "s" and lower.endswith(KEEPS_FINAL_S)) or (suffix == "ed" and lower.endswith("eed")):
+            continue  # "virus", "illness"; "bleed", "need"
+        if lower.endswith(suffix) and len(lower) - len(suffix) >= 3:
+            lower = lower[: -len(suffix)]
+            break
+    if lower.endswith("e") and len(lower) > 3:
+        lower = lower[:-1]
+    return lower[:CLAIM_STEM_CHARS]
+
+
+def claim_stems(text: str, min_chars: int = 1) -> set[str]:
+    """:func:`claim_stem` of each word of ``text`` of at least ``min_chars`` letters ("viral" as "virus")."""
+    words = _WORD.findall(text.lower().replace("viral", "virus"))
+    return {claim_stem(w) for w in words if len(w) >= min_chars}
