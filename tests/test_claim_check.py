@@ -288,6 +288,29 @@ def test_a_claim_s_closest_quote_is_never_about_a_sibling_condition(slice_kb: Kn
             False,
         ),
         ("Does dengue spread from person to person?", "Aedes mosquito bite", "dengue disease", False),
+        # one shared word beside another agent is not the target: calcium crystals are pseudogout's
+        ("Is gout caused by calcium crystals?", "uric acid crystal deposits", "gout", False),
+        ("Is gout caused by uric acid crystals in the joints?", "uric acid crystal deposits", "gout", True),
+        (
+            "Is strep throat caused by Streptococcus pneumoniae?",
+            "Streptococcus pyogenes",
+            "strep throat",
+            False,
+        ),
+        (
+            "Is hepatitis A spread through contaminated water?",
+            "ingestion of contaminated food",
+            "hepatitis A",
+            False,
+        ),
+        # a kind of agent, a general word or the bite that carries it are not another agent
+        ("Is malaria caused by Plasmodium parasites?", "Plasmodium falciparum", "malaria", True),
+        (
+            "Is Lyme disease spread by the bite of an infected tick?",
+            "blacklegged tick (Ixodes scapularis)",
+            "Lyme disease",
+            True,
+        ),
     ],
 )
 def test_a_claim_names_a_vector_or_pathogen_only_by_a_word_of_its_own(

@@ -34,6 +34,7 @@ from graphs.kb import KnowledgeBase
 from graphs.stores.kg_facts import KGFact, kg_facts
 from graphs.text.word_stems import word_stems
 from tools.ner_link import NerLinkRequest, NerLinkResult, ner_link
+from tools.ranking import STOP_WORDS
 
 INHERITANCE = re.compile(
     r"\b(autosomal[ -](?:dominant|recessive)|x[ -]linked(?:[ -](?:dominant|recessive))?|mitochondrial|"
@@ -199,12 +200,55 @@ def kind_clash(claim_text: str, target_name: str) -> bool:
     return bool(BACTERIUM.search(claim_text)) and target_is_virus
 
 
+AGENT_KINDS = (
+    "virus viruses bacteria bacterium parasite parasites fungus fungi germ germs microbe microbes organism "
+    "organisms strain strains species pathogen pathogens agent agents kind kinds form forms"
+)
+"""Words that name what kind of agent a claim means, not which one ("caused by a virus", "by Plasmodium
+parasites"): never foreign to the target (a clash of kinds is :func:`kind_clash`'s to see)."""
+PHRASE_LEAD = re.compile(
+    r"^(?:\s*\b(?:by|through|via|with|from|to|the|a|an|its|their|some|certain)\b)+", re.I
+)
+PHRASE_END = re.compile(
+    r"[,.;:?!]|\b(?:in|on|at|of|from|within|during|when|after|before|and|or|but|which|that|who|while|"
+    r"because|among|into|for|to|with)\b",
+    re.I,
+)
+
+
+def agent_phrase(claim_text: str) -> str:
+    """The words a claim gives for the agent, from its cue to the first preposition or clause boundary:
+    "calcium crystals" in "Is gout caused by calcium crystals in the joints?"."""
+    cues = [m for cue in (CAUSE_CUE, SPREAD_CUE) if (m := cue.search(claim_text))]
+    if not cues:
+        return ""
+    rest = claim_text[min(cues, key=lambda m: m.start()).end() :]
+    lead = PHRASE_LEAD.match(rest)
+    rest = rest[lead.end() if lead else 0 :]
+    end = PHRASE_END.search(rest)
+    return rest[: end.start()] if end else rest
+
+
+def foreign_agent_words(claim_text: str, target_name: str, subject_name: str) -> set[str]:
+    """Words of the claim's agent phrase that neither the target's name, the disease's name, a general word
+    nor a kind of agent accounts for: the claim names some *other* agent beside the shared word."""
+    general = word_stems(AGENT_KINDS + " " + " ".join(AGENT_STOP))
+    known = word_stems(target_name) | word_stems(subject_name) | general
+    return word_stems(agent_phrase(claim_text), 3, frozenset(STOP_WORDS)) - known
+
+
 def names_target(claim_text: str, target_name: str, subject_name: str) -> bool:
     """Whether the claim names the edge's target: a word of the target's name (4+ letters, not a general
     one, not a word of the disease's own name — "dengue" in "Dengue virus") among the claim's words,
-    singular or plural ("ticks" names "blacklegged tick Ixodes scapularis"; "viral" names a virus)."""
+    singular or plural ("ticks" names "blacklegged tick Ixodes scapularis"; "viral" names a virus), and no
+    other agent beside it: "gout is caused by calcium crystals" shares "crystal" with "uric acid crystal
+    deposits" and was *supported* by it (calcium pyrophosphate crystals are pseudogout's), so a word of
+    the claim's agent phrase that the target does not account for (:func:`foreign_agent_words`) means the
+    claim names something else, and the KG decides nothing."""
     target = word_stems(target_name, 4, AGENT_STOP) - word_stems(subject_name)
-    return bool(target & word_stems(claim_text))
+    return bool(target & word_stems(claim_text)) and not foreign_agent_words(
+        claim_text, target_name, subject_name
+    )
 
 
 def _agent(kb: KnowledgeBase, text: str, diseases: list[str]) -> KGVerdict | None:
