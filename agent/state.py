@@ -150,6 +150,8 @@ class ClaimVerdictRec(TypedDict, total=False):
     kg_facts: list[str]
     opposite: list[str]
     """A restatement that says one claim word the other way round: [the claim's word, the passage's]."""
+    restated_verdict: str
+    """When the KG overruled a restatement: the verdict the passage's words gave (the claim has none)."""
     context_carried: bool
     """The claim named no disease and was checked as about the one an earlier claim of the reply names."""
 

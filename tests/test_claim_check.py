@@ -177,6 +177,47 @@ def test_a_kg_verdict_leads_the_answer_and_cites_a_retrieved_chain(consultant: C
     assert f"[{claim['chain_ids'][0]}]" in line
 
 
+def test_a_restatement_the_kg_contradicts_is_no_verdict_and_shows_both(slice_kb: KnowledgeBase) -> None:
+    """ "metformin is used to treat type 2 diabetes" was *contradicted* by the words of a sentence about
+    preventing it; when a curated edge says the opposite of a restatement, neither is a verdict."""
+    from agent.deps import ConsultDeps
+    from agent.nodes.claim_check import DISAGREE, RESTATED, overruled_by_kg
+    from graphs.text.claims import Claim
+
+    text = "sickle cell anemia is inherited in an autosomal recessive pattern"
+    claim = Claim(text=text, start=0, end=len(text), question=f"Is {text}?", negated=False, hedged=False)
+    quote = "Sickle cell anemia is not inherited in an autosomal recessive pattern."
+    record = {"text": text, "verdict": "contradicted", "decided_by": RESTATED}
+    record |= {"quotes": [quote], "evidence_ids": ["E:x"]}
+    chains = overruled_by_kg(ConsultDeps(slice_kb), claim, record)  # type: ignore[arg-type]
+    assert chains and record["verdict"] == "no evidence found" and record["decided_by"] == DISAGREE
+    assert record["chain_ids"] == [c["id"] for c in chains]
+    line = next(line for line in reply_check_lines({"claims": [record]}) if line.startswith("1. "))  # type: ignore[list-item]
+    assert "the evidence disagrees" in line and "read as contradicted" in line
+    assert f"[{chains[0]['id']}]" in line and "[E:x]" in line
+    agreeing = {"text": text, "verdict": "supported", "decided_by": RESTATED}
+    assert overruled_by_kg(ConsultDeps(slice_kb), claim, agreeing) == []  # type: ignore[arg-type]
+    assert agreeing["verdict"] == "supported"
+
+
+def test_a_sentence_naming_another_relation_of_the_claim_s_terms_restates_nothing() -> None:
+    from agent.nodes.claim_restatement import restated
+
+    sentence = (
+        "No medication, including metformin, is approved by the U.S. Food and Drug Administration to treat "
+        "insulin resistance or prediabetes or to prevent type 2 diabetes."
+    )
+    assert restated("Is metformin used to treat type 2 diabetes?", [sentence]) is None
+    assert restated("Can metformin prevent type 2 diabetes?", ["Metformin can prevent type 2 diabetes."])
+    # one relation affirmed against the claim's negated one is a contrast, and still decides
+    contrast = (
+        "The shingles vaccine is a preventive therapy and not a treatment for those who already have "
+        "shingles or long-lasting nerve pain (postherpetic neuralgia)."
+    )
+    found = restated("Is the shingles vaccine used to treat postherpetic neuralgia?", [contrast])
+    assert found is not None and found.affirms is False
+
+
 def test_a_drug_and_disease_the_kg_does_not_connect_get_no_kg_verdict(slice_kb: KnowledgeBase) -> None:
     from agent.nodes.claim_kg import _linked
 

@@ -55,6 +55,8 @@ SEED_PASSAGES = 10
 """The turn's own best passages, offered to each claim's ranking as candidates."""
 SUPPORTED_WORD, CONTRADICTED_WORD, NONE_WORD = "supported", "contradicted", "no evidence found"
 RESTATED = "restatement"
+DISAGREE = "kg and passage disagree"
+"""``decided_by`` of a claim left undecided because the KG and a restating passage say opposite things."""
 """``decided_by`` of a verdict a passage gives in the claim's own words (agent/nodes/claim_restatement.py)."""
 
 
@@ -132,6 +134,25 @@ def decide_by_kg(deps: ConsultDeps, claim: Claim, record: ClaimVerdictRec) -> li
     chains = [one_hop_chain(fact) for fact in found.facts]
     record["verdict"] = found.verdict
     record["decided_by"] = "knowledge graph"
+    record["chain_ids"] = [c["id"] for c in chains]
+    record["kg_facts"] = [f"{fact.text} ({fact.source.replace('|', ', ')})" for fact in found.facts]
+    return chains
+
+
+def overruled_by_kg(deps: ConsultDeps, claim: Claim, record: ClaimVerdictRec) -> list[ChainRec]:
+    """A restatement the curated KG contradicts is no verdict: both are shown, and the clinician decides.
+
+    Why: "metformin is used to treat type 2 diabetes" was *contradicted* by the words of "No medication,
+    including metformin, is approved … to treat insulin resistance or prediabetes or to prevent type 2
+    diabetes", while PharmacotherapyDB and LabeledIn list metformin for type 2 diabetes. The restatement rule
+    reads words, the KG edge a curated relation; when they disagree neither is a verdict."""
+    found = kg_verdict(deps.kb, claim.question, claim.negated)
+    if found is None or found.verdict == record["verdict"]:
+        return []
+    chains = [one_hop_chain(fact) for fact in found.facts]
+    record["restated_verdict"] = record["verdict"]
+    record["verdict"] = NONE_WORD
+    record["decided_by"] = DISAGREE
     record["chain_ids"] = [c["id"] for c in chains]
     record["kg_facts"] = [f"{fact.text} ({fact.source.replace('|', ', ')})" for fact in found.facts]
     return chains
@@ -256,6 +277,8 @@ def check_reply(
         record["context_carried"] = carried
         if record["verdict"] == NONE_WORD:
             chains.update((c["id"], c) for c in decide_by_kg(deps, claim, record))
+        elif record.get("decided_by") == RESTATED:
+            chains.update((c["id"], c) for c in overruled_by_kg(deps, claim, record))
         table["claims"].append(record)
         for passage in passages:
             cited.setdefault(passage["id"], passage)
@@ -369,6 +392,15 @@ def reply_check_lines(table: ReplyCheckRec) -> list[str]:
                 theirs, ours = (f"\u201c{w}\u201d" for w in opposite)
                 said = f"the passage says it with {ours} where the claim says {theirs}"
             line += f" — {said}: " + "; ".join(f"\u201c{_quote(q)}\u201d [{i}]" for q, i in quotes)
+        elif claim.get("decided_by") == DISAGREE:
+            facts = zip(claim.get("kg_facts", []), claim.get("chain_ids", []), strict=False)
+            quotes = zip(claim.get("quotes", []), claim.get("evidence_ids", []), strict=False)
+            line += (
+                ": the evidence disagrees — the knowledge graph lists "
+                + "; ".join(f"{fact} [{cid}]" for fact, cid in facts)
+                + f", while a passage's words read as {claim.get('restated_verdict', '').lower()}: "
+                + "; ".join(f"\u201c{_quote(q)}\u201d [{i}]" for q, i in quotes)
+            )
         elif verdict == NONE_WORD:
             closest = claim.get("closest")
             line += (

@@ -68,6 +68,15 @@ REVERSERS = word_set(
 """Words that turn what follows round ("*quitting* smoking lowers the risk" says nothing against "smoking
 raises the risk"; "*stopping* warfarin raises it" nothing for "warfarin raises it"): a sentence with one the
 claim lacks restates nothing."""
+RELATION_WORDS = frozenset(
+    claim_stem(word)
+    for word in ("treat", "prevent", "cause", "cure", "diagnose", "screen", "transmit", "spread", "manage")
+)
+"""Words that name how the claim's terms are related. A sentence that names one of them the claim does not,
+beside one it does, says more than one thing of those terms, and a bag of words cannot tell which: "No
+medication, including metformin, is approved … to treat insulin resistance or prediabetes or to prevent type
+2 diabetes" holds every word of "metformin is used to treat type 2 diabetes" under a negation, and
+contradicted it."""
 _WORD = re.compile(r"[A-Za-z0-9]+")
 EntityFinder = Callable[[str], Iterable[tuple[str, frozenset[str]]]]
 """A text's KG entity mentions, as (surface, entity ids): ``DictionaryMatcher.find`` in a consult."""
@@ -123,6 +132,8 @@ def reading(
     words = {m.group().lower() for m in _WORD.finditer(sentence)}
     if REVERSERS & words - claim_tokens:
         return None
+    if another_relation(sentence, wanted, from_title):
+        return None
     hedged = not claim_hedged and bool(HEDGES & words)
     if missing:
         return None if hedged else _said_opposite(sentence, spans, missing.pop(), claim_tokens)
@@ -137,6 +148,27 @@ def reading(
     if any(True in ways for ways in by_word.values()):
         return False
     return None if hedged else True
+
+
+def another_relation(sentence: str, wanted: set[str], from_title: frozenset[str]) -> bool:
+    """Whether ``sentence`` names a relation of the claim's terms beside the claim's own
+    (:data:`RELATION_WORDS`) and does not set the two against each other.
+
+    "No medication … to treat insulin resistance … or to prevent type 2 diabetes" negates both relations, so
+    which of them is said of type 2 diabetes is for a parser, not a bag of words: no reading. "The shingles
+    vaccine is a preventive therapy and not a treatment for … postherpetic neuralgia" affirms the other
+    relation and negates the claim's: a contrast, which the reading may decide (it contradicts "the shingles
+    vaccine is a treatment for postherpetic neuralgia")."""
+    found = [
+        (m.start(), m.end()) for m in _WORD.finditer(sentence) if claim_stem(m.group()) in RELATION_WORDS
+    ]
+    own = [span for span in found if claim_stem(sentence[span[0] : span[1]]) in wanted]
+    other = [span for span in found if claim_stem(sentence[span[0] : span[1]]) not in wanted | from_title]
+    if not own or not other:
+        return False
+    negated = negated_spans(sentence, own + other, statement=True)
+    own_negated, other_negated = negated[: len(own)], negated[len(own) :]
+    return not (all(own_negated) and not any(other_negated))
 
 
 def _said_opposite(
