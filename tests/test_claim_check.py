@@ -200,6 +200,31 @@ def test_a_restatement_the_kg_contradicts_is_no_verdict_and_shows_both(slice_kb:
     assert agreeing["verdict"] == "supported"
 
 
+def test_the_closest_quote_under_a_claim_is_about_the_condition_it_names(slice_kb: KnowledgeBase) -> None:
+    """ "the flu is treated with antibiotics" was shown, as closest, "Bacterial pneumonia is treated with
+    medicines called antibiotics": a quote about another condition under a claim reads as evidence for it."""
+    from agent.nodes.claim_check import off_claim_subject
+    from agent.nodes.claim_kg import claim_subject
+
+    subject = claim_subject(slice_kb, "cystic fibrosis is treated with antibiotics")
+    assert subject.entities
+    texts = [
+        "Bacterial pneumonia is treated with medicines called antibiotics.",
+        "Antibiotics treat lung infections in people with cystic fibrosis.",
+        "Treatment can include antibiotics for lung infections.",
+    ]
+    titles = [
+        "What is (are) Pneumonia ?",
+        "What is (are) Pneumonia ?",
+        "What are the treatments for Cystic Fibrosis ?",
+    ]
+    assert off_claim_subject(subject, texts, titles, [False] * 3) == [True, False, False]
+    assert off_claim_subject(subject, texts, titles, [False, True, False]) == [True, True, False]
+    nothing_named = claim_subject(slice_kb, "it is treated with antibiotics")
+    assert not nothing_named.entities
+    assert off_claim_subject(nothing_named, texts, titles, [False] * 3) == [False] * 3
+
+
 def test_a_sentence_naming_another_relation_of_the_claim_s_terms_restates_nothing() -> None:
     from agent.nodes.claim_restatement import restated
 

@@ -25,7 +25,7 @@ from agent.nodes.claim_kg import claim_subject, kg_verdict, named_conditions, na
 from agent.nodes.claim_restatement import restated, written_as
 from agent.nodes.common import emit, step
 from agent.nodes.direct_answer import one_hop_chain
-from agent.nodes.focus import sentences
+from agent.nodes.focus import Focus, sentences
 from agent.nodes.other_condition import about_other_condition
 from agent.nodes.rank import ranked_records
 from agent.state import ChainRec, ClaimVerdictRec, ConsultState, EvidenceRec, ReplyCheckRec
@@ -89,7 +89,9 @@ def closest_window(claim: Claim, texts: list[str], probs: Any, off_subject: list
     believed to play a role in the inflammation of gout" while a retrieved window named NSAIDs — the
     checker's argmax carries no verdict here, so a quote on the claim's own subject serves the reader. And
     "hepatitis A usually becomes a chronic infection" was quoted against "Most hepatitis C infections
-    become chronic" (agent/nodes/other_condition.py)."""
+    become chronic" (agent/nodes/other_condition.py), and "the flu is treated with antibiotics" against
+    "Bacterial pneumonia is treated with medicines called antibiotics" (the caller marks a window that
+    neither names the claim's condition nor comes from a page titled with it as off the subject)."""
     words = {w.lower() for w in content_words(claim.text) if len(w) >= 4}
     strength = probs[:, SUPPORTED:].max(axis=1)
     allowed = [i for i in range(len(texts)) if not off_subject[i]]
@@ -102,6 +104,18 @@ def closest_window(claim: Claim, texts: list[str], probs: Any, off_subject: list
         if probs[best, NOT_ENOUGH] < strength[best]:  # the checker reads it as bearing on the claim
             return best
     return overall
+
+
+def off_claim_subject(subject: Focus, texts: list[str], titles: list[str], sibling: list[bool]) -> list[bool]:
+    """For each window, whether it is off the claim's subject: about a sibling condition (``sibling``), or,
+    when the claim names a condition, neither naming it nor from a page whose title names it ("Bacterial
+    pneumonia is treated with medicines called antibiotics" under "the flu is treated with antibiotics")."""
+    if not subject.entities:
+        return sibling
+    return [
+        off or not (subject.named_in(text) or subject.named_in(title))
+        for off, text, title in zip(sibling, texts, titles, strict=True)
+    ]
 
 
 def judge(support: float, contradiction: float, limits: ClaimThresholds) -> int | None:
@@ -224,7 +238,11 @@ def check_claim(
             if said.opposite is not None:  # the claim's word as the reply wrote it, not as the question
                 record["opposite"] = [written_as(said.opposite[0], claim.text), said.opposite[1]]
             return record, [passages[said.passage]]
-        off_subject = about_other_condition(deps.kb, claim_subject(deps.kb, claim.text), texts)
+        subject = claim_subject(deps.kb, claim.text)
+        titles = [passages[owner].get("title", "") for owner in owners]
+        off_subject = off_claim_subject(
+            subject, texts, titles, about_other_condition(deps.kb, subject, texts)
+        )
         best = closest_window(claim, texts, probs, off_subject)
         if best is None or probs[best, NOT_ENOUGH] >= probs[best, SUPPORTED:].max():
             # The checker's own reading: not even this window bears on the claim ("ibuprofen for fever"
