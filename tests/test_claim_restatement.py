@@ -77,6 +77,36 @@ def test_words_that_only_share_a_prefix_are_not_the_claim_s_words(
 
 
 @pytest.mark.parametrize(
+    ("question", "sentence", "affirms"),
+    [
+        (
+            "Can hepatitis C be prevented with a vaccine?",
+            "Hepatitis A and hepatitis B can be prevented with vaccines.",
+            None,
+        ),
+        (
+            "Can hepatitis C be prevented with a vaccine?",
+            "There is no vaccine to prevent infection with hepatitis C.",
+            False,
+        ),
+        (
+            "Is type 1 diabetes treated with insulin?",
+            "Type 2 diabetes is treated with insulin.",
+            None,
+        ),
+        ("Is type 1 diabetes treated with insulin?", "Type 1 diabetes is treated with insulin.", True),
+    ],
+)
+def test_a_condition_s_type_letter_or_number_is_a_word_of_the_claim(
+    question: str, sentence: str, affirms: bool | None
+) -> None:
+    """ "hepatitis C" lost its "C" (one letter) and "type 1" its "1": a sentence about hepatitis B's vaccine
+    or about type 2 diabetes restated the claim."""
+    found = restated(question, [sentence])
+    assert (found.affirms if found else None) is affirms
+
+
+@pytest.mark.parametrize(
     ("words", "same"),
     [
         (("cure", "cured", "curing", "cures"), True),

@@ -98,7 +98,13 @@ def claim_words(question: str) -> set[str]:
     question's own words."""
     kept = STOP_WORDS - DIRECTION_WORDS
     words = [w for w in content_words(question, kept) if w.lower() not in QUESTION_WORDS | FILLER_WORDS]
-    return {s for w in words for s in claim_stems(w, 2)}
+    return {s for w in words for s in claim_stems(w, 2)} | {t.lower() for t in TYPE_MARK.findall(question)}
+
+
+TYPE_MARK = re.compile(r"(?<=[a-z] )(?:[A-Z]|\d)\b")
+"""A one-character type after a word ("hepatitis C", "type 2 diabetes", "hepatitis A"): a claim word too, or
+"Hepatitis A and hepatitis B can be prevented with vaccines" restates "hepatitis C can be prevented with a
+vaccine", and a type 2 sentence a type 1 claim."""
 
 
 def reading(
