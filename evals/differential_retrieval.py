@@ -46,7 +46,9 @@ def differential_items(kb: KnowledgeBase, settings: Settings) -> tuple[int, list
     for evidence_id, record in pool.records.items():
         title = _words(documents[record.document_id].title) if record.document_id in documents else ""
         units_by_title.setdefault(title, []).append(evidence_id)
-    asked = differential_rows(settings)
+    path = settings.shared_data_dir / "eval" / "medqa_usmle_test.jsonl"
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    asked = [row for row in rows if asks_for_a_differential(row["question"])]
     items = []
     for row in asked:
         name = _words(row.get("options", {}).get(row.get("answer_idx"), ""))
@@ -84,12 +86,6 @@ the list (3.3 conditions on average) on 5 of 33. On the other 164 items every li
 A clinician's case reads like these vignettes, not like a lay question, so a list that is wrong nine times
 in ten would anchor more than it helps: it was reverted, and a differential keeps the insufficient verdict
 with its closest passages (their citations name each page: "What is (are) Croup ?")."""
-
-
-def differential_rows(settings: Settings) -> list[dict[str, Any]]:
-    path = settings.shared_data_dir / "eval" / "medqa_usmle_test.jsonl"
-    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    return [row for row in rows if asks_for_a_differential(row["question"])]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import inspect
 import json
 import os
 import time
@@ -92,10 +93,12 @@ def capture(questions: list[dict[str, Any]]) -> list[dict[str, Any]]:
     kb = open_task_kb(recipe(settings), DEFAULT_CACHE_DIR, settings.embedding_backend).kb
     seen: dict[str, Any] = {}
     original = evidence_rank.score_candidates
+    signature = inspect.signature(original)
 
     def spy(*args: Any, **kwargs: Any) -> Any:
         out = original(*args, **kwargs)
-        ids, records, (bm25, _asked, _dense, weights) = args[5], args[9], args[11]
+        named = signature.bind(*args, **kwargs).arguments
+        ids, records, (bm25, _asked, _dense, weights) = named["ids"], named["records"], named["fused"]
         seen.update(
             docs=[records[i].document_id.removeprefix("doc:") for i in ids],
             cos=np.array([b.cosine for b in out]),

@@ -354,30 +354,30 @@ def test_a_claim_s_closest_quote_is_never_about_a_sibling_condition(slice_kb: Kn
             False,
         ),
         ("Does dengue spread from person to person?", "Aedes mosquito bite", "dengue disease", False),
-        # one shared word beside another agent is not the target: calcium crystals are pseudogout's
-        ("Is gout caused by calcium crystals?", "uric acid crystal deposits", "gout", False),
-        ("Is gout caused by uric acid crystals in the joints?", "uric acid crystal deposits", "gout", True),
-        (
-            "Is strep throat caused by Streptococcus pneumoniae?",
-            "Streptococcus pyogenes",
-            "strep throat",
-            False,
-        ),
-        (
-            "Is hepatitis A spread through contaminated water?",
-            "ingestion of contaminated food",
-            "hepatitis A",
-            False,
-        ),
-        # a kind of agent, a general word or the bite that carries it are not another agent
-        ("Is malaria caused by Plasmodium parasites?", "Plasmodium falciparum", "malaria", True),
-        ("Is Lyme disease spread by the bite of an infected tick?", "blacklegged tick", "Lyme disease", True),
     ],
 )
 def test_a_claim_names_a_vector_or_pathogen_only_by_a_word_of_its_own(
     claim: str, target: str, subject: str, named: bool
 ) -> None:
     assert names_target(claim, target, subject) is named
+
+
+def test_one_shared_word_beside_another_agent_is_not_the_target() -> None:
+    """ "gout is caused by calcium crystals" was supported by gout -> uric acid crystal deposits (calcium
+    crystals are pseudogout's); a kind of agent, a general word or the bite that carries it are no other
+    agent."""
+    crystals = "uric acid crystal deposits"
+    assert names_target("Is gout caused by calcium crystals?", crystals, "gout") is False
+    assert names_target("Is gout caused by uric acid crystals in the joints?", crystals, "gout") is True
+    strep = "Is strep throat caused by Streptococcus pneumoniae?"
+    assert names_target(strep, "Streptococcus pyogenes", "strep throat") is False
+    water = "Is hepatitis A spread through contaminated water?"
+    assert names_target(water, "ingestion of contaminated food", "hepatitis A") is False
+    assert (
+        names_target("Is malaria caused by Plasmodium parasites?", "Plasmodium falciparum", "malaria") is True
+    )
+    bite = "Is Lyme disease spread by the bite of an infected tick?"
+    assert names_target(bite, "blacklegged tick", "Lyme disease") is True
 
 
 def test_a_pathogen_kind_the_kg_target_is_not_and_a_bite_decide_nothing() -> None:

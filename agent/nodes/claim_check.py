@@ -21,7 +21,7 @@ from langgraph.runtime import Runtime
 
 from agent.context import ConsultContext
 from agent.deps import ConsultDeps
-from agent.nodes.claim_kg import claim_subject, kg_verdict, named_conditions, named_disease
+from agent.nodes.claim_kg import KGVerdict, claim_subject, kg_verdict, named_conditions, named_disease
 from agent.nodes.claim_restatement import restated, written_as
 from agent.nodes.common import emit, step
 from agent.nodes.direct_answer import one_hop_chain
@@ -55,9 +55,9 @@ SEED_PASSAGES = 10
 """The turn's own best passages, offered to each claim's ranking as candidates."""
 SUPPORTED_WORD, CONTRADICTED_WORD, NONE_WORD = "supported", "contradicted", "no evidence found"
 RESTATED = "restatement"
+"""``decided_by`` of a verdict a passage gives in the claim's own words (agent/nodes/claim_restatement.py)."""
 DISAGREE = "kg and passage disagree"
 """``decided_by`` of a claim left undecided because the KG and a restating passage say opposite things."""
-"""``decided_by`` of a verdict a passage gives in the claim's own words (agent/nodes/claim_restatement.py)."""
 
 
 def windows(text: str) -> list[str]:
@@ -145,9 +145,14 @@ def decide_by_kg(deps: ConsultDeps, claim: Claim, record: ClaimVerdictRec) -> li
     found = kg_verdict(deps.kb, claim.question, claim.negated)
     if found is None:
         return []
-    chains = [one_hop_chain(fact) for fact in found.facts]
     record["verdict"] = found.verdict
     record["decided_by"] = "knowledge graph"
+    return cite_kg(found, record)
+
+
+def cite_kg(found: KGVerdict, record: ClaimVerdictRec) -> list[ChainRec]:
+    """The KG facts of a verdict as one-hop chains, written into ``record`` (chain ids, fact texts)."""
+    chains = [one_hop_chain(fact) for fact in found.facts]
     record["chain_ids"] = [c["id"] for c in chains]
     record["kg_facts"] = [f"{fact.text} ({fact.source.replace('|', ', ')})" for fact in found.facts]
     return chains
@@ -163,13 +168,10 @@ def overruled_by_kg(deps: ConsultDeps, claim: Claim, record: ClaimVerdictRec) ->
     found = kg_verdict(deps.kb, claim.question, claim.negated)
     if found is None or found.verdict == record["verdict"]:
         return []
-    chains = [one_hop_chain(fact) for fact in found.facts]
     record["restated_verdict"] = record["verdict"]
     record["verdict"] = NONE_WORD
     record["decided_by"] = DISAGREE
-    record["chain_ids"] = [c["id"] for c in chains]
-    record["kg_facts"] = [f"{fact.text} ({fact.source.replace('|', ', ')})" for fact in found.facts]
-    return chains
+    return cite_kg(found, record)
 
 
 def in_reply_context(deps: ConsultDeps, claims: list[Claim]) -> list[tuple[Claim, bool]]:

@@ -200,12 +200,13 @@ def kind_clash(claim_text: str, target_name: str) -> bool:
     return bool(BACTERIUM.search(claim_text)) and target_is_virus
 
 
-AGENT_KINDS = (
-    "virus viruses bacteria bacterium parasite parasites fungus fungi germ germs microbe microbes organism "
-    "organisms strain strains species pathogen pathogens agent agents kind kinds form forms"
+GENERAL_AGENT_STEMS = word_stems(
+    "virus bacteria bacterium parasite fungus fungi germ microbe organism strain species pathogen agent kind "
+    "form " + " ".join(AGENT_STOP)
 )
-"""Words that name what kind of agent a claim means, not which one ("caused by a virus", "by Plasmodium
-parasites"): never foreign to the target (a clash of kinds is :func:`kind_clash`'s to see)."""
+"""Stems of words that name what kind of agent a claim means, not which one ("caused by a virus", "by
+Plasmodium parasites"), and of :data:`AGENT_STOP`'s general words: never foreign to the target (a clash of
+kinds is :func:`kind_clash`'s to see)."""
 PHRASE_LEAD = re.compile(
     r"^(?:\s*\b(?:by|through|via|with|from|to|the|a|an|its|their|some|certain)\b)+", re.I
 )
@@ -232,9 +233,8 @@ def agent_phrase(claim_text: str) -> str:
 def foreign_agent_words(claim_text: str, target_name: str, subject_name: str) -> set[str]:
     """Words of the claim's agent phrase that neither the target's name, the disease's name, a general word
     nor a kind of agent accounts for: the claim names some *other* agent beside the shared word."""
-    general = word_stems(AGENT_KINDS + " " + " ".join(AGENT_STOP))
-    known = word_stems(target_name) | word_stems(subject_name) | general
-    return word_stems(agent_phrase(claim_text), 3, frozenset(STOP_WORDS)) - known
+    known = word_stems(target_name) | word_stems(subject_name) | GENERAL_AGENT_STEMS
+    return word_stems(agent_phrase(claim_text), 3, STOP_WORDS) - known
 
 
 def names_target(claim_text: str, target_name: str, subject_name: str) -> bool:

@@ -77,6 +77,10 @@ beside one it does, says more than one thing of those terms, and a bag of words 
 medication, including metformin, is approved … to treat insulin resistance or prediabetes or to prevent type
 2 diabetes" holds every word of "metformin is used to treat type 2 diabetes" under a negation, and
 contradicted it."""
+TYPE_MARK = re.compile(r"(?<=[a-z] )(?:[A-Z]|\d)\b")
+"""A one-character type after a word ("hepatitis C", "type 2 diabetes", "hepatitis A"): a claim word too, or
+"Hepatitis A and hepatitis B can be prevented with vaccines" restates "hepatitis C can be prevented with a
+vaccine", and a type 2 sentence a type 1 claim."""
 _WORD = re.compile(r"[A-Za-z0-9]+")
 EntityFinder = Callable[[str], Iterable[tuple[str, frozenset[str]]]]
 """A text's KG entity mentions, as (surface, entity ids): ``DictionaryMatcher.find`` in a consult."""
@@ -99,12 +103,6 @@ def claim_words(question: str) -> set[str]:
     kept = STOP_WORDS - DIRECTION_WORDS
     words = [w for w in content_words(question, kept) if w.lower() not in QUESTION_WORDS | FILLER_WORDS]
     return {s for w in words for s in claim_stems(w, 2)} | {t.lower() for t in TYPE_MARK.findall(question)}
-
-
-TYPE_MARK = re.compile(r"(?<=[a-z] )(?:[A-Z]|\d)\b")
-"""A one-character type after a word ("hepatitis C", "type 2 diabetes", "hepatitis A"): a claim word too, or
-"Hepatitis A and hepatitis B can be prevented with vaccines" restates "hepatitis C can be prevented with a
-vaccine", and a type 2 sentence a type 1 claim."""
 
 
 def reading(
@@ -165,11 +163,13 @@ def another_relation(sentence: str, wanted: set[str], from_title: frozenset[str]
     vaccine is a preventive therapy and not a treatment for … postherpetic neuralgia" affirms the other
     relation and negates the claim's: a contrast, which the reading may decide (it contradicts "the shingles
     vaccine is a treatment for postherpetic neuralgia")."""
-    found = [
-        (m.start(), m.end()) for m in _WORD.finditer(sentence) if claim_stem(m.group()) in RELATION_WORDS
+    relations = [
+        (m.span(), word)
+        for m in _WORD.finditer(sentence)
+        if (word := claim_stem(m.group())) in RELATION_WORDS
     ]
-    own = [span for span in found if claim_stem(sentence[span[0] : span[1]]) in wanted]
-    other = [span for span in found if claim_stem(sentence[span[0] : span[1]]) not in wanted | from_title]
+    own = [span for span, word in relations if word in wanted]
+    other = [span for span, word in relations if word not in wanted | from_title]
     if not own or not other:
         return False
     negated = negated_spans(sentence, own + other, statement=True)

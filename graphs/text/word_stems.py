@@ -30,8 +30,12 @@ def word_stems(
     """The stems of the words of ``text`` of at least ``min_chars`` letters, other than those of the
     ``skip`` words (matched by stem, so "membranes" is skipped by "membrane"); "viral" counts as "virus"."""
     skipped = {stem(w, chars) for w in skip}
-    words = _WORD.findall(text.lower().replace("viral", "virus"))
-    return {s for w in words if len(w) >= min_chars and (s := stem(w, chars)) not in skipped}
+    return {s for w in _words(text, min_chars) if (s := stem(w, chars)) not in skipped}
+
+
+def _words(text: str, min_chars: int) -> list[str]:
+    """The lower-case words of ``text`` of at least ``min_chars`` letters, "viral" read as "virus"."""
+    return [w for w in _WORD.findall(text.lower().replace("viral", "virus")) if len(w) >= min_chars]
 
 
 CLAIM_STEM_CHARS = 6
@@ -65,5 +69,4 @@ def claim_stem(word: str) -> str:
 
 def claim_stems(text: str, min_chars: int = 1) -> set[str]:
     """:func:`claim_stem` of each word of ``text`` of at least ``min_chars`` letters ("viral" as "virus")."""
-    words = _WORD.findall(text.lower().replace("viral", "virus"))
-    return {claim_stem(w) for w in words if len(w) >= min_chars}
+    return {claim_stem(w) for w in _words(text, min_chars)}
