@@ -16,7 +16,7 @@ import pytest
 from agent.consult import Consultant
 from agent.nodes import answered
 from agent.nodes.answered import AnsweredModel
-from agent.nodes.asked_detail import DURATION, YEAR, asked_detail, detail_lead, names_in
+from agent.nodes.asked_detail import DURATION, YEAR, AskedDetail, asked_detail, detail_lead, names_in
 from agent.nodes.detail_check import shows_asked_detail
 from agent.nodes.key_sentences import lead_first, pick_read
 from agent.nodes.reading import ReadSentence
@@ -210,6 +210,33 @@ def test_how_long_asks_for_a_duration_and_an_age_is_not_one(tiny_kb: KnowledgeBa
     assert names_in(tiny_kb, question, set(), lasting) is True
 
 
+def test_the_duration_of_a_state_is_named_only_beside_that_state(tiny_kb: KnowledgeBase) -> None:
+    """ "How long is a person with chickenpox contagious?" was "answered" with "Chickenpox is usually mild
+    and lasts 5 to 10 days." — the illness's length, not how long a person is contagious."""
+    question = "How long is a person with chickenpox contagious?"
+    detail = asked_detail(question)
+    assert detail is not None and detail.kind == "duration" and detail.phrase == "contagious period"
+    illness = read_of("Chickenpox is usually mild and lasts 5 to 10 days.")
+    no_length = read_of("Shingles is less contagious than chickenpox.")
+    contagious = read_of("A person with chickenpox is contagious 1 to 2 days before the rash appears.")
+    spreading = read_of("The virus can spread for 5 days after the rash starts.")
+    assert names_in(tiny_kb, question, set(), illness) is False
+    assert names_in(tiny_kb, question, set(), no_length) is False
+    assert names_in(tiny_kb, question, set(), contagious) is True
+    assert names_in(tiny_kb, question, set(), spreading) is True
+    survival = "How long do people with cystic fibrosis usually live?"
+    assert asked_detail(survival) == AskedDetail("duration", frozenset(), "survival time")
+    assert names_in(tiny_kb, survival, set(), illness) is False
+    assert (
+        names_in(
+            tiny_kb, survival, set(), read_of("Many people with CF now live into their 40s or for 40 years.")
+        )
+        is True
+    )
+    # A question naming no state takes any length of time, as before.
+    assert names_in(tiny_kb, "How long does chickenpox last?", set(), illness) is True
+
+
 def read_sentence(text: str, score: float) -> ReadSentence:
     return ReadSentence(
         "E:x", text, 0, len(text), rank=0, logit=score, probability=0.5, score=score, label=""
@@ -319,5 +346,9 @@ def test_a_sentence_opening_on_a_reference_back_is_quoted_with_its_antecedent() 
     at = recovered.index("However")
     contrast = ReadSentence("E:h", recovered[at:], at, len(recovered), 0, 1.0, 0.7, 1.0, "")
     assert with_antecedent(contrast, {"E:h": recovered}).text == recovered  # "However, …" needs its foil
+    concluded = "People with mild VWD often bleed only after surgery. Thus, they may not be diagnosed early."
+    at = concluded.index("Thus")
+    thus = ReadSentence("E:v", concluded[at:], at, len(concluded), 0, 1.0, 0.7, 1.0, "")
+    assert with_antecedent(thus, {"E:v": concluded}).text == concluded  # "Thus, they …" says nothing alone
     opening = ReadSentence("E:q", "It can last for years.", 0, 22, 0, 1.0, 0.7, 1.0, "")
     assert with_antecedent(opening, {"E:q": "It can last for years."}) == opening  # nothing before it

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from agent.consult import Consultant
 from agent.nodes.focus import question_focus
-from agent.nodes.other_condition import about_other_condition
-from agent.state import ConsultState
+from agent.nodes.other_condition import about_other_condition, off_subject_pages
+from agent.state import ConsultState, EvidenceRec
 from graphs.kb import KnowledgeBase
 
 
@@ -41,3 +41,78 @@ def test_no_key_sentence_is_about_a_sibling_of_the_subject(consultant: Consultan
     assert answer["direct"]["focus"] and answer["direct"]["sentences"], answer["text"][:300]
     for sentence in answer["direct"]["sentences"]:
         assert "type 2" not in sentence["text"].lower(), sentence["text"]
+
+
+def test_a_sentence_from_a_page_that_never_names_the_subject_is_off_it(slice_kb: KnowledgeBase) -> None:
+    """ "How is Lyme disease diagnosed?" showed, as its third key sentence, "Thus, they may not be
+    diagnosed unless they have heavy bleeding after surgery or some other trauma." from a von Willebrand
+    disease page."""
+    state = focus_on(slice_kb, "DOID:11729", "How is Lyme disease diagnosed?")
+    focus = question_focus(slice_kb, state)
+    evidence: list[EvidenceRec] = [
+        {
+            "id": "E:vwd",
+            "title": "How to diagnose Type 1 Diabetes ?",  # stands in for the von Willebrand disease page
+            "text": "Thus, they may not be "
+            "diagnosed unless they have heavy bleeding after surgery or some other trauma.",
+        },
+        {
+            "id": "E:lyme",
+            "title": "What is (are) Lyme Disease ?",
+            "text": "Lyme disease can be hard to diagnose. A lab test can confirm it.",
+        },
+        {
+            "id": "E:tick",
+            "title": "Tick bites",
+            "text": "Blood tests for Lyme disease antibodies are done weeks "
+            "after the bite. The test is not useful in the first weeks.",
+        },
+    ]
+    texts = [
+        ("E:vwd", evidence[0]["text"]),  # off the subject: neither it nor its page names Lyme disease
+        ("E:lyme", "A lab test can confirm it."),  # its page is about the subject
+        ("E:tick", "The test is not useful in the first weeks."),  # its passage names the subject
+        ("E:other", "Lyme disease is diagnosed from the rash."),  # names the subject itself
+        ("E:abstract", "The antibodies rise after four weeks."),  # another snippet of its abstract names it
+        ("E:snippet", "We used the data of a national registry."),  # no other disease's page: kept
+    ]
+    evidence += [
+        {
+            "id": "E:snippet",
+            "document_id": "PMID:2",
+            "title": "PubMed 2",
+            "text": "We used the data of a national registry.",
+        },
+        {
+            "id": "E:abstract",
+            "document_id": "PMID:1",
+            "title": "PubMed 1",
+            "text": "The antibodies rise later.",
+        },
+        {"id": "E:title", "document_id": "PMID:1", "title": "PubMed 1", "text": "Serology in Lyme disease."},
+    ]
+    ids, said = [i for i, _ in texts], [t for _, t in texts]
+    assert off_subject_pages(slice_kb, focus, ids, said, evidence) == [
+        True,
+        False,
+        False,
+        False,
+        False,
+        False,
+    ]
+    no_focus = question_focus(slice_kb, {"question": "How is it diagnosed?"})
+    assert (
+        off_subject_pages(slice_kb, no_focus, ids, said, evidence) == [False] * 6
+    )  # no subject: nothing is off it
+
+
+def test_an_abbreviation_the_question_defines_names_the_subject(slice_kb: KnowledgeBase) -> None:
+    """ "Which genetic susceptibility loci are implicated in irritable bowel syndrome (IBS)?": its snippets
+    say "IBS", which the KG's synonyms lack, and were read as not naming the subject."""
+    state = focus_on(slice_kb, "DOID:11729", "Which tests diagnose Lyme disease (LYMD) early?")
+    focus = question_focus(slice_kb, state)
+    assert focus.named_in("Serology for LYMD is negative in the first weeks.")
+    plain = question_focus(
+        slice_kb, focus_on(slice_kb, "DOID:11729", "Which tests diagnose Lyme disease early?")
+    )
+    assert not plain.named_in("Serology for LYMD is negative in the first weeks.")

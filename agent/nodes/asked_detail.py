@@ -126,6 +126,41 @@ DURATION = re.compile(
 """A length of time ("3 to 5 weeks", "a few days", "for years", "lifelong"), not an age ("60 years old",
 "older than 60 years"): what "how long …?" asks for —
 "How long does shingles last?" was answered with sentences about who gets long-term pain."""
+DURATION_OF: tuple[tuple[re.Pattern[str], str, re.Pattern[str]], ...] = (
+    (
+        re.compile(r"\b(contagious|infectious|spread\w*|transmi\w+|pass\w* (?:it|on))\b", re.I),
+        "contagious period",
+        re.compile(
+            r"\b(contagi\w*|infectious|infective|spread\w*|transmi\w+|pass(?:es|ed)? (?:it|the \w+) on)\b",
+            re.I,
+        ),
+    ),
+    (
+        re.compile(r"\b(live|lives|living|survive\w*|survival|life expectancy)\b", re.I),
+        "survival time",
+        re.compile(r"\b(live|lives|living|surviv\w*|life expectancy|lifespan|die|dies|death)\b", re.I),
+    ),
+    (
+        re.compile(r"\b(immun\w*|protect\w*)\b", re.I),
+        "duration of protection",
+        re.compile(r"\b(immun\w*|protect\w*|booster)\b", re.I),
+    ),
+)
+"""Durations *of a state* the question names: "How long is a person with chickenpox contagious?" was
+answered with "Chickenpox is usually mild and lasts 5 to 10 days." — a length of time, but of the illness,
+not of being contagious. When the question names one of these states (its cue), the sentence naming the
+duration must name the state too (its stems). Other "how long" questions ("How long does shingles last?")
+take any length of time."""
+
+
+def duration_of(question: str) -> tuple[str, re.Pattern[str]] | None:
+    """The state whose duration a "how long" question asks (its words, the sentence stems), if any."""
+    for cue, words, stems in DURATION_OF:
+        if cue.search(question):
+            return words, stems
+    return None
+
+
 CODE = re.compile(r"(?<![\w*:])(?=[\w*:-]*\d)(?=[\w*:-]*[A-Za-z])[A-Za-z0-9][\w*:-]*[A-Za-z0-9](?![\w*:])")
 NOT_A_CODE = re.compile(r"^\d[\d.,]*(?:[-–]?[a-z]+)+$")
 """A number with a lower-case word stuck to it ("10-year", "1990s", "2nd-line", "5mg") is not a code."""
@@ -174,7 +209,8 @@ def asked_detail(question: str) -> AskedDetail | None:
         counted = phrase_up_to(" ".join(question[many.end() :].split()[:3]), 10**6)
         return AskedDetail("quantity", frozenset(), f"number of {counted}".strip())
     if HOW_LONG.search(question):
-        return AskedDetail("duration", frozenset(), "duration")
+        state = duration_of(question)
+        return AskedDetail("duration", frozenset(), state[0] if state else "duration")
     if WHEN_YEAR.search(question):
         return AskedDetail("year", frozenset(), "year")
     if CATEGORY.search(question) or YES_NO.search(question):
@@ -267,7 +303,12 @@ def names_in(
         return None
     asked = normalise_term(question)
     if detail.kind == "duration":
-        return any(normalise_term(d) not in asked for t in texts for d in DURATION.findall(t))
+        state = duration_of(question)
+        return any(
+            normalise_term(d) not in asked and (state is None or state[1].search(t) is not None)
+            for t in texts
+            for d in DURATION.findall(t)
+        )
     if detail.kind == "year":
         return any(y not in asked for t in texts for y in YEAR.findall(t))
     if detail.kind == "quantity":

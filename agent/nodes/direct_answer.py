@@ -364,7 +364,7 @@ def name_the_answer(
     read = read_evidence(kb, search_question(state), state.get("evidence", []))
     if not read:
         return [], []
-    read = shown_read(kb, read, focus)
+    read = shown_read(kb, read, focus, state.get("evidence", []))
     chosen = named_answers(vote(kb, question, linked_ids(state), read), is_list_question(question))
     named: list[NamedAnswerRec] = [
         {

@@ -93,6 +93,7 @@ def focus_of(kb: KnowledgeBase, focus: list[EntityRec], question: str) -> Focus:
     for e in focus:
         rec = known.get(e["id"])
         cands = [e.get("name", ""), e.get("surface", ""), *(rec.synonyms if rec else ())]
+        cands += defined_abbreviations(question, [c for c in cands if c])
         names[e["id"]] = sorted({n.strip() for n in cands if len(n.strip()) >= MIN_NAME_CHARS}, key=len)
     all_names = sorted({n for ns in names.values() for n in ns}, key=len, reverse=True)
     pattern = (
@@ -101,6 +102,18 @@ def focus_of(kb: KnowledgeBase, focus: list[EntityRec], question: str) -> Focus:
         else None
     )
     return Focus(focus, specific_labels_asked(question), names, pattern)
+
+
+def defined_abbreviations(question: str, names: list[str]) -> list[str]:
+    """Abbreviations the question defines for one of ``names`` ("irritable bowel syndrome (IBS)"): the
+    evidence writes "IBS", and the KG's synonyms may not hold it ("loci for IBS" was not read as naming the
+    subject)."""
+    out = []
+    for name in names:
+        found = re.search(re.escape(name) + r"\s*\(([A-Za-z][A-Za-z0-9-]{1,9})\)", question, re.IGNORECASE)
+        if found:
+            out.append(found.group(1))
+    return out
 
 
 def sentences(text: str) -> list[tuple[int, int]]:

@@ -29,7 +29,7 @@ import numpy as np
 
 from agent.citations import reads_as_instruction
 from agent.nodes.focus import Focus
-from agent.nodes.other_condition import about_other_condition
+from agent.nodes.other_condition import about_other_condition, off_subject_pages
 from agent.nodes.reading import MAX_CHARS, MIN_CHARS, ReadSentence, read_evidence, with_lists
 from agent.state import EvidenceRec
 from graphs.kb import KnowledgeBase
@@ -250,14 +250,15 @@ def pick_key_read(
     the asked detail first (``lead_first``), each that opens on a reference back with the sentence it refers
     to (``with_antecedent``), picked within the budget (``pick_read``)."""
     passages = {ev["id"]: ev.get("text", "") for ev in evidence}
-    shown = [with_antecedent(r, passages) for r in lead_first(shown_read(kb, read, focus), lead)]
+    shown = [with_antecedent(r, passages) for r in lead_first(shown_read(kb, read, focus, evidence), lead)]
     return pick_read(shown, max_sentences, max_words)
 
 
-ANAPHOR = re.compile(r"^(?:(?:This|These|Such)\s+[a-z]+\b|(?:It|They)\s|However,\s)")
+ANAPHOR = re.compile(r"^(?:(?:This|These|Such)\s+[a-z]+\b|(?:It|They)\s|(?:However|Thus|Therefore|Hence),\s)")
 """A sentence that opens on a reference back ("This treatment is simple, inexpensive, and safe.", "It can
-last for years.") or on a contrast with the sentence before ("However, you can still get other kinds of
-hepatitis."): shown alone, it does not say what it is about."""
+last for years."), on a contrast with the sentence before ("However, you can still get other kinds of
+hepatitis.") or on a conclusion from it ("Thus, they may not be diagnosed unless …"): shown alone, it does
+not say what it is about."""
 
 
 def with_antecedent(r: ReadSentence, passages: dict[str, str]) -> ReadSentence:
@@ -275,19 +276,24 @@ def with_antecedent(r: ReadSentence, passages: dict[str, str]) -> ReadSentence:
     return replace(r, start=start, text=text[start : r.end])
 
 
-def shown_read(kb: KnowledgeBase, read: list[ReadSentence], focus: Focus) -> list[ReadSentence]:
+def shown_read(
+    kb: KnowledgeBase, read: list[ReadSentence], focus: Focus, evidence: list[EvidenceRec]
+) -> list[ReadSentence]:
     """The read sentences that may be shown as answering: not those of a passage about research ("Researchers
     hope to identify biomarkers …") unless research is asked — the reader scored that sentence above Fabry
     disease's symptoms, because it names the disease and the word "signs"; no heading or pointer to another
-    page (``states_something``); and none about a sibling of the subject ("hepatitis C" under a hepatitis A
-    question; agent/nodes/other_condition.py)."""
+    page (``states_something``); none about a sibling of the subject ("hepatitis C" under a hepatitis A
+    question; agent/nodes/other_condition.py); and none off the subject, from a page about something else that
+    names the subject nowhere (a von Willebrand disease sentence under a Lyme disease question)."""
     kept = [
         r
         for r in read
         if (r.label not in UNLESS_ASKED or r.label in focus.asked) and states_something(r.text)
     ]
-    other = about_other_condition(kb, focus, [r.text for r in kept])
-    return [r for r, off in zip(kept, other, strict=True) if not off]
+    texts = [r.text for r in kept]
+    other = about_other_condition(kb, focus, texts)
+    off = off_subject_pages(kb, focus, [r.evidence_id for r in kept], texts, evidence)
+    return [r for r, o, f in zip(kept, other, off, strict=True) if not (o or f)]
 
 
 def lead_first(read: list[ReadSentence], lead: Callable[[str], bool] | None) -> list[ReadSentence]:

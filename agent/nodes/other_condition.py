@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import re
 
-from agent.nodes.focus import Focus
+from agent.nodes.focus import Focus, on_focus
+from agent.state import EvidenceRec
 from graphs.kb import KnowledgeBase
 
 SHARED_BY_ALL = frozenset(
@@ -42,7 +43,7 @@ def words(name: str) -> frozenset[str]:
 
 def about_other_condition(kb: KnowledgeBase, focus: Focus, texts: list[str]) -> list[bool]:
     """For each text, whether it is about a sibling of the question's subject (see the module doc)."""
-    subject = [words(n) for e in focus.entities for n in [e.get("name", ""), *focus.names.get(e["id"], [])]]
+    subject = subject_names(focus)
     distinctive = {w for ws in subject for w in ws} - SHARED_BY_ALL
     if not distinctive or not texts:
         return [False] * len(texts)
@@ -74,3 +75,54 @@ def related_name(surface: str, distinctive: set[str]) -> bool:
     naming a broader name is about the subject: "If kidney disease progresses to kidney failure, …" stays
     under a chronic kidney disease question."""
     return bool(words(surface) & distinctive)
+
+
+def off_subject_pages(
+    kb: KnowledgeBase, focus: Focus, evidence_ids: list[str], texts: list[str], evidence: list[EvidenceRec]
+) -> list[bool]:
+    """For each sentence (``texts[i]`` of passage ``evidence_ids[i]``), whether it is off the subject: it
+    names no focus entity, no retrieved passage of its page (same URL or document) is on the focus
+    (agent/nodes/focus.py ``on_focus``: its keyword entity, a mention, its text or title), and its page's
+    title names another disease (``titled_with_another_condition``) — a page about another condition, not a
+    PubMed snippet that leaves its abstract's subject unsaid or abbreviated ("… LY6K overexpression was
+    associated with poor prognosis for patients with NSCLC" under a non-small cell lung cancer question).
+
+    Why: "How is Lyme disease diagnosed?" showed, third in its answered direct answer, "Thus, they may not be
+    diagnosed unless they have heavy bleeding after surgery or some other trauma." — from "How to diagnose Von
+    Willebrand Disease ?". The reader scores the question's shape (diagnosis) and the sentence has it; nothing
+    in it or its page is about Lyme disease. A sentence whose page is about the subject stays ("It can last
+    for years." on the shingles page). No focus (the KG knows none of the question's entities): no sentence
+    is judged off the subject."""
+    if not focus.entities or not texts:
+        return [False] * len(texts)
+    mentioned = kb.store.evidence_entities([ev["id"] for ev in evidence])
+    page = {ev["id"]: ev.get("url") or ev.get("document_id") or ev["id"] for ev in evidence}
+    about = {page[ev["id"]] for ev in evidence if on_focus(focus, ev, mentioned.get(ev["id"], []))}
+    titled = titled_with_another_condition(kb, focus, evidence)
+    return [
+        not focus.named_in(text) and eid in page and page[eid] not in about and eid in titled
+        for eid, text in zip(evidence_ids, texts, strict=True)
+    ]
+
+
+def titled_with_another_condition(kb: KnowledgeBase, focus: Focus, evidence: list[EvidenceRec]) -> set[str]:
+    """Ids of the passages whose page title names a KG disease that is neither the subject nor a broader
+    name of it ("How to diagnose Von Willebrand Disease ?" under a Lyme disease question; not "PubMed 123",
+    nor "What is (are) Muscular Dystrophy ?" under a Duchenne muscular dystrophy one)."""
+    titles = [ev.get("title", "") for ev in evidence]
+    found = kb.matcher.find_many(titles)
+    ids = sorted({i for ms in found for m in ms for i in m.entity_ids} - focus.ids)
+    subject = subject_names(focus)
+    other = {
+        i
+        for i, e in kb.store.get_entities(ids).items()
+        if e.type in SIBLING_TYPES and not any(words(e.name) <= name for name in subject)
+    }
+    return {
+        ev["id"] for ev, ms in zip(evidence, found, strict=True) if any(other & set(m.entity_ids) for m in ms)
+    }
+
+
+def subject_names(focus: Focus) -> list[frozenset[str]]:
+    """The words of each name of the question's subject (its focus entities' names and synonyms)."""
+    return [words(n) for e in focus.entities for n in [e.get("name", ""), *focus.names.get(e["id"], [])]]

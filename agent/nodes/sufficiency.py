@@ -135,7 +135,7 @@ def offline_verdict(deps: ConsultDeps, state: ConsultState) -> Verdict:
         "answered_probability": round(p, 3),
         "method": "calibrated model (reader + rule) and the asked-detail check",
     }
-    shown = shown_read(deps.kb, read, found[0])
+    shown = shown_read(deps.kb, read, found[0], state.get("evidence", []))
     best = shown[0] if shown else None
     said = f'"{clip_text(best.text)}" [{best.evidence_id}]' if best else "no sentence"
     odds = f"answered probability {floor3(p)}, needs ≥ {model.threshold:.2f}"
