@@ -27,7 +27,15 @@ from agent.nodes.answer_candidates import (
     wanted_types,
 )
 from agent.nodes.answered import AnsweredModel, AnsweredModelUnavailable, answered_features, word_coverage
-from agent.nodes.key_sentences import MAX_WORDS, near_repeat, pick_read
+from agent.nodes.focus import focus_of
+from agent.nodes.key_sentences import (
+    ANAPHOR,
+    MAX_WORDS,
+    near_repeat,
+    pick_read,
+    shown_read,
+    without_glued_heading,
+)
 from agent.nodes.reading import ReadSentence, read_evidence
 from agent.state import EvidenceRec
 from graphs.building.builder import build_kb
@@ -259,3 +267,40 @@ def test_an_acronym_of_the_question_s_own_words_is_not_the_answer() -> None:
     assert not abbreviates_question("Fap", asked)  # an acronym is written in capitals
     assert abbreviates_question("CF", "what gene causes cystic fibrosis")
     assert not abbreviates_question("CFTR", "what gene causes cystic fibrosis")
+
+
+def test_a_mention_naming_what_the_next_word_is_about_is_not_a_name(tiny_kb: KnowledgeBase) -> None:
+    """ "Which drugs treat Parkinson's disease?" was answered "dopamine; bromocriptine; …", dopamine's votes
+    coming from "direct dopamine agonists"; "Insulin receptors" is not insulin."""
+    question = "Which drugs are used in diabetes?"
+    modifier = [read_of("Insulin receptors and metformin are studied in diabetes.", 2.0)]
+    assert [c.name.lower() for c in vote(tiny_kb, question, set(), modifier)] == ["metformin"]
+    itself = [read_of("Insulin and metformin are used in diabetes.", 2.0)]
+    assert [c.name.lower() for c in vote(tiny_kb, question, set(), itself)] == ["insulin", "metformin"]
+
+
+def test_research_under_way_is_shown_only_when_research_is_asked(tiny_kb: KnowledgeBase) -> None:
+    """ "Researchers continue to evaluate medications to treat refractory celiac disease." led the answer
+    to "How is celiac disease treated?"; a finding, or a sentence going on to a fact, stays."""
+    under_way = read_of(
+        "Researchers continue to evaluate medications to treat refractory celiac disease.", 2.0
+    )
+    trials = read_of("Clinical trials are underway to test new drugs for the disease.", 1.9)
+    finding = read_of("Researchers have found that a gluten-free diet heals the intestine.", 1.5)
+    fact = read_of(
+        "The drug is being investigated for other infections and in June 2017 received approval.", 1.4
+    )
+    read = [under_way, trials, finding, fact]
+    treated = focus_of(tiny_kb, [], "How is celiac disease treated?")
+    assert shown_read(tiny_kb, read, treated, []) == [finding, fact]
+    studied = focus_of(tiny_kb, [], "What research is being done on celiac disease?")
+    assert "research" in studied.asked
+    assert shown_read(tiny_kb, read, studied, []) == read
+
+
+def test_a_run_in_heading_before_with_is_cut_and_in_others_refers_back() -> None:
+    assert without_glued_heading(
+        "Symptoms Can Be Controlled With proper treatment, most people with gout control their symptoms."
+    ).startswith("With proper treatment")
+    assert ANAPHOR.match("In others, however, doctors may not be able to identify the cause.")
+    assert not ANAPHOR.match("In older adults, the disease is milder.")

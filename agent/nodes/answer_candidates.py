@@ -40,6 +40,14 @@ MIN_LEAD = 1.5
 LIST_SHARE = 0.6
 MAX_NAMED = 5
 MIN_SURFACE = 3
+MODIFIES_NEXT = re.compile(
+    r"[\s-]*(?:agonists?|antagonists?|receptors?|inhibitors?|blockers?|analogu?e?s?|transporters?|producing|"
+    r"levels?|deficiency|signall?ing|pathways?|metabolism|precursors?)\b",
+    re.IGNORECASE,
+)
+"""A mention that names what the next word is about ("dopamine agonists", "dopamine-producing cells",
+"vitamin D levels") does not name the thing itself: "Which drugs treat Parkinson's disease?" was answered
+"dopamine; bromocriptine; …", its votes coming from "direct dopamine agonists"."""
 ASKS_NAME = re.compile(
     r"^\s*(which|what|who|whom|where|name|list|identify)\b(?!\s+(?:is|are)\s+the\s+(?:role|function|"
     r"mechanism|effect|difference|prognosis|purpose|association|relationship|relation|impact)\b)",
@@ -145,6 +153,7 @@ def vote(
             if (
                 len(key) < MIN_SURFACE
                 or is_generic(key)
+                or MODIFIES_NEXT.match(r.text, m.end)
                 or question_entity_ids.intersection(m.entity_ids)
                 or in_question(key, asked)
             ):

@@ -103,7 +103,7 @@ def without_repeated_heading(text: str) -> str:
 SMALL_WORDS = word_set("a an and as at by for from in of on or the to with can is are your")
 SENTENCE_STARTS = word_set(
     "There The This These That It Its Most Many Some Your You If When While Although In For A An Each Every "
-    "No About Several Other Both Only After Before During As Because"
+    "No About Several Other Both Only After Before During As Because With"
 )
 """Words a sentence (not a name) starts with: the cut after a run-in heading must land on one."""
 
@@ -254,7 +254,21 @@ def pick_key_read(
     return pick_read(shown, max_sentences, max_words)
 
 
-ANAPHOR = re.compile(r"^(?:(?:This|These|Such)\s+[a-z]+\b|(?:It|They)\s|(?:However|Thus|Therefore|Hence),\s)")
+ONGOING_RESEARCH = re.compile(
+    r"^(?:[\w,'-]+\s+){0,3}?(?:researchers|scientists|investigators)\b[^.;]{0,60}?\b(?:continue to|hope to|"
+    r"plan to|are (?:now |currently |also |still )?"
+    r"(?:studying|evaluating|investigating|testing|exploring|looking|working|trying|developing))\b"
+    r"|^clinical trials (?:are|is) (?:underway|ongoing|under way)\b",
+    re.IGNORECASE,
+)
+"""A sentence about research under way ("Researchers continue to evaluate medications to treat refractory
+celiac disease.") says what is being studied, not what is done: it led the answer to "How is celiac disease
+treated?" above the gluten-free diet. Shown only when research is asked. The researchers must be the
+sentence's subject: a finding ("Researchers have found …") is not research under way, nor a sentence that
+goes on to a fact ("The drug is being investigated … and in June 2017 received approval in the USA")."""
+ANAPHOR = re.compile(
+    r"^(?:(?:This|These|Such)\s+[a-z]+\b|(?:It|They)\s|(?:However|Thus|Therefore|Hence),\s|(?:In|For)\s+others\b)"
+)
 """A sentence that opens on a reference back ("This treatment is simple, inexpensive, and safe.", "It can
 last for years."), on a contrast with the sentence before ("However, you can still get other kinds of
 hepatitis.") or on a conclusion from it ("Thus, they may not be diagnosed unless …"): shown alone, it does
@@ -285,10 +299,13 @@ def shown_read(
     page (``states_something``); none about a sibling of the subject ("hepatitis C" under a hepatitis A
     question; agent/nodes/other_condition.py); and none off the subject, from a page about something else that
     names the subject nowhere (a von Willebrand disease sentence under a Lyme disease question)."""
+    research_asked = "research" in focus.asked
     kept = [
         r
         for r in read
-        if (r.label not in UNLESS_ASKED or r.label in focus.asked) and states_something(r.text)
+        if (r.label not in UNLESS_ASKED or research_asked)
+        and states_something(r.text)
+        and (research_asked or not ONGOING_RESEARCH.search(r.text))
     ]
     texts = [r.text for r in kept]
     other = about_other_condition(kb, focus, texts)
