@@ -1,0 +1,49 @@
+"""The order of the key sentences once picked: the general case before its exceptions.
+
+Why: the reader scores each sentence for answering the question, not for being the main answer. "How is
+celiac disease treated?" led with "In some cases, people continue to have difficulty absorbing nutrients
+despite following a strict gluten-free diet." above "For most people, following a gluten-free diet will stop
+symptoms, …"; "What causes gout?" put "In some cases, exposure to lead in the environment can cause gout."
+high. A clinician reads the first line as the answer, and an exception read first is read as the rule.
+
+Rule: when the first picked sentence opens on an exception ("In some cases", "Sometimes", "Rarely", "Some
+people …") and a later picked sentence does not, that sentence leads and the rest keep their order. The
+selection is unchanged (so are the words and citations shown); only which line comes first.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Protocol, TypeVar
+
+EXCEPTION_OPENER = re.compile(
+    r"^(?:(?:In|For)\s+(?:some|rare|a\s+few|certain|other|very\s+rare)\s+(?:cases|people|patients|instances|"
+    r"individuals|children|adults)\b|(?:Some|A\s+few|Few)\s+(?:people|patients|children|adults|individuals)\b|"
+    r"(?:Sometimes(?!\s+(?:called|known|referred))|Rarely|Occasionally|Less\s+(?:commonly|often)|Very\s+rarely|Uncommonly|In\s+rare\s+\w+)\b)",
+    re.IGNORECASE,
+)
+"""A sentence that states an exception or a minority case, not the general answer."""
+
+
+class HasText(Protocol):
+    @property
+    def text(self) -> str: ...
+
+
+T = TypeVar("T", bound=HasText)
+
+
+def opens_on_exception(text: str) -> bool:
+    """Whether ``text`` opens on an exception or a minority case ("In some cases, …", "Rarely, …")."""
+    return bool(EXCEPTION_OPENER.match(text.strip()))
+
+
+def general_first(picked: list[T]) -> list[T]:
+    """``picked`` with the first sentence that states the general case moved to the front, when the first
+    one opens on an exception (see the module doc); unchanged otherwise."""
+    if not picked or not opens_on_exception(picked[0].text):
+        return picked
+    for i, sentence in enumerate(picked):
+        if not opens_on_exception(sentence.text):
+            return [sentence, *picked[:i], *picked[i + 1 :]]
+    return picked

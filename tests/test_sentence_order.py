@@ -1,0 +1,41 @@
+"""The general case leads the key sentences, its exceptions follow (agent/nodes/sentence_order.py)."""
+
+from __future__ import annotations
+
+from agent.nodes.reading import ReadSentence
+from agent.nodes.sentence_order import general_first, opens_on_exception
+
+
+def said(text: str) -> ReadSentence:
+    return ReadSentence("E:x", text, 0, len(text), 0, 1.0, 0.7, 1.0, "treatment")
+
+
+def test_an_exception_does_not_lead_when_the_general_case_is_shown() -> None:
+    """ "How is celiac disease treated?" led with the people a gluten-free diet does not help."""
+    exception = said(
+        "In some cases, people continue to have difficulty absorbing nutrients despite the diet."
+    )
+    general = said("For most people, following a gluten-free diet will stop symptoms.")
+    later = said("Depending on age at diagnosis, some complications will not improve.")
+    assert general_first([exception, general, later]) == [general, exception, later]
+    assert general_first([general, exception, later]) == [general, exception, later]  # already first
+    only_exceptions = [exception, said("Rarely, the diet fails altogether.")]
+    assert general_first(only_exceptions) == only_exceptions  # nothing general to lead with
+    assert general_first([]) == []
+
+
+def test_what_opens_on_an_exception() -> None:
+    for text in (
+        "In some cases, exposure to lead can cause gout.",
+        "Sometimes, a urinary tract infection can cause kidney stones.",
+        "Some people with shingles have pain for years.",
+        "Rarely, shingles can lead to pneumonia.",
+        "In rare cases, chelation therapy is used.",
+    ):
+        assert opens_on_exception(text), text
+    for text in (
+        "For most people, a gluten-free diet stops symptoms.",
+        "Some foods may cause kidney stones in certain people.",  # foods, not a minority of people
+        "Sometimes called the kissing disease, mononucleosis spreads through saliva.",
+    ):
+        assert not opens_on_exception(text), text
