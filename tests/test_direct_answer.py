@@ -231,6 +231,13 @@ def test_a_flattened_inline_list_is_joined_to_its_lead_in() -> None:
     )
 
 
+def test_a_passage_opening_on_its_list_reads_without_a_second_bullet() -> None:
+    """Lupus's passage opens on "- Joint pain or swelling - Muscle pain …"; the JSON answer read
+    "- - Joint pain or swelling …" (the line's bullet and the item's)."""
+    text = "- Joint pain or swelling     - Muscle pain     - Fatigue    - Red rashes, often on the face"
+    assert readable(text) == "Joint pain or swelling, Muscle pain, Fatigue, Red rashes, often on the face"
+
+
 def test_a_section_title_run_into_its_first_sentence_is_shown_once() -> None:
     assert readable("Early Symptoms Early symptoms of Parkinson's disease are subtle.") == (
         "Early symptoms of Parkinson's disease are subtle."

@@ -80,13 +80,17 @@ shown one as a key sentence; it states nothing about the patient's question."""
 LIST_ITEM = re.compile(r"\s*\n+\s*[-•*]\s+|\s{2,}[-•*]\s+")
 
 
+LEADING_BULLETS = re.compile(r"^(?:[-•*]\s+)+")
+
+
 def readable(sentence: str) -> str:
     """A key sentence on one line; a lead-in with list items reads "… are fatigue, weight gain, …"."""
     parts = [p.strip() for p in LIST_ITEM.split(sentence) if p.strip()]
     if len(parts) > 1:
-        joint = ": " if parts[0].endswith(":") else " "
-        return parts[0].rstrip(":") + joint + ", ".join(p.lstrip("-•* ").strip() for p in parts[1:])
-    flat = re.sub(r"^(?:[-•*]\s+)+", "", " ".join(sentence.split()))  # shown as a bullet: no "- - item"
+        lead = LEADING_BULLETS.sub("", parts[0])  # a passage opening on its list: no "- - Joint pain …"
+        joint = ": " if lead.endswith(":") else ", " if lead != parts[0] else " "
+        return lead.rstrip(":") + joint + ", ".join(p.lstrip("-•* ").strip() for p in parts[1:])
+    flat = LEADING_BULLETS.sub("", " ".join(sentence.split()))  # shown as a bullet: no "- - item"
     return without_glued_heading(without_repeated_heading(flat))
 
 
