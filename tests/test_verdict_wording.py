@@ -139,3 +139,27 @@ def test_a_drug_question_on_a_kb_without_drug_labels_says_it_is_not_covered(
     # who had asked about levodopa).
     other_name = consultant.ask("What are the side effects of levodopa?").answer
     assert "use of levodopa (L-DOPA) are not covered" in " ".join(other_name["text"].split())
+
+
+def test_several_subjects_are_named_as_alternatives() -> None:
+    """ "7 of the top 8 passages are about Vitamins, scurvy …" stood beside "Missing: scurvy": a passage
+    counts when it is about any one of them."""
+    from agent.nodes.sufficiency_rule import or_list
+
+    assert or_list(["Vitamins", "scurvy"]) == "Vitamins or scurvy"
+    assert or_list(["joint pain", "skin", "diabetes mellitus"]) == "joint pain, skin or diabetes mellitus"
+    assert or_list(["gout"]) == "gout" and or_list([]) == ""
+
+
+def test_the_best_quote_says_what_it_refers_back_to() -> None:
+    """ "best: 'This drug is most effective when taken within the first 12 hours of an acute attack.'" did
+    not say which drug."""
+    from agent.nodes.reading import ReadSentence
+    from agent.nodes.sufficiency import best_quote
+
+    text = "The doctor may use another drug, colchicine. This drug is most effective when taken early."
+    at = text.index("This drug")
+    shown = [ReadSentence("E:g", text[at:], at, len(text), 0, 1.0, 0.6, 1.0, "treatment")]
+    quote = best_quote(shown, [{"id": "E:g", "text": text}])
+    assert quote is not None and quote.text == text
+    assert best_quote([], []) is None

@@ -46,7 +46,7 @@ from agent.nodes.detail_check import shown_answer_misses_detail
 from agent.nodes.direct_answer import name_the_answer
 from agent.nodes.focus import Focus, answering_passages, carries_aspect, question_focus
 from agent.nodes.hypothesis import condition
-from agent.nodes.key_sentences import shown_read
+from agent.nodes.key_sentences import shown_read, with_antecedent
 from agent.nodes.reading import ReadSentence, read_evidence
 from agent.nodes.retrieval import distinct_names, search_question
 from agent.nodes.sufficiency_rule import (
@@ -135,8 +135,8 @@ def offline_verdict(deps: ConsultDeps, state: ConsultState) -> Verdict:
         "answered_probability": round(p, 3),
         "method": "calibrated model (reader + rule) and the asked-detail check",
     }
-    shown = shown_read(deps.kb, read, found[0], state.get("evidence", []))
-    best = shown[0] if shown else None
+    evidence = state.get("evidence", [])
+    best = best_quote(shown_read(deps.kb, read, found[0], evidence), evidence)
     said = f'"{clip_text(best.text)}" [{best.evidence_id}]' if best else "no sentence"
     odds = f"answered probability {floor3(p)}, needs ≥ {model.threshold:.2f}"
     if sufficient:
@@ -177,6 +177,14 @@ def answered_inputs(
     named, _ = name_the_answer(deps.kb, state, found[0])
     features = answered_features(question, evidence, read, rule_features, bool(rule["sufficient"]), named)
     return features, read
+
+
+def best_quote(shown: list[ReadSentence], evidence: list[EvidenceRec]) -> ReadSentence | None:
+    """The sentence a verdict quotes as the best, with the sentence it refers back to: "best: 'This drug is
+    most effective when taken within the first 12 hours …'" did not say which drug."""
+    if not shown:
+        return None
+    return with_antecedent(shown[0], {ev["id"]: ev.get("text", "") for ev in evidence})
 
 
 def clip_text(text: str, chars: int = 120) -> str:

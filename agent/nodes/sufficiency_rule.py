@@ -135,7 +135,9 @@ def rule_verdict(
     relevant = f["best_answering"] >= MIN_RELEVANCE
     share = min(1.0, len(answering) / MIN_ANSWERING)
     completeness = round(10 * (0.3 * focus_cov + 0.5 * share + 0.2 * float(relevant)), 1)
-    subject = ", ".join(distinct_names(focus.entities)) or "no recognised subject"
+    # "about Vitamins or scurvy": a passage counts when it is about any of them, and "about Vitamins, scurvy"
+    # read as if the passages were about scurvy beside "Missing: scurvy".
+    subject = or_list(distinct_names(focus.entities)) or "no recognised subject"
     asked = ", ".join(focus.asked)
     carry = "carries" if len(answering) == 1 else "carry"  # "1 of the top 8 passages is about X and carries"
     carried = f"and {carry} the asked aspect ({asked})" if asked else "(no specific aspect asked)"
@@ -167,6 +169,11 @@ def rule_verdict(
         },
         state,
     )
+
+
+def or_list(names: list[str]) -> str:
+    """Names joined as alternatives: "gout", "gout or pain", "joint pain, skin or diabetes mellitus"."""
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}" if names else ""
 
 
 def with_coverage(deps: ConsultDeps, focus: Focus, verdict: Verdict, state: ConsultState) -> Verdict:
