@@ -147,6 +147,14 @@ def test_pick_read_keeps_the_word_budget_and_drops_repeats() -> None:
         ("What is the cause of Kleefstra syndrome?", True, set()),
         ("Is metformin safe in pregnancy?", False, set()),
         ("How is gout treated?", False, set()),
+        # The kind after "of/for which" and an indication (a disease), and a kind as the fourth word.
+        ("What indication has FTY720 been approved for by the FDA?", True, {"Disease"}),
+        ("Febrifugine could be repositioned for what diseases?", False, {"Disease"}),
+        (
+            "What are the classic signs of a basilar skull fracture?",
+            True,
+            {"Symptom", "Phenotype", "Finding", "SideEffect"},
+        ),
     ],
 )
 def test_which_questions_ask_for_a_name_of_which_kind(question: str, name: bool, types: set[str]) -> None:

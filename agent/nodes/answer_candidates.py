@@ -65,7 +65,10 @@ WANTED_TYPES: tuple[tuple[re.Pattern[str], frozenset[str]], ...] = (
         re.compile(r"\b(genes?|proteins?|enzymes?|receptors?|kinases?|transcription factors?)\b", re.I),
         frozenset({"Gene", "Protein"}),
     ),
-    (re.compile(r"\b(diseases?|disorders?|syndromes?|conditions?|cancers?)\b", re.I), frozenset({"Disease"})),
+    (
+        re.compile(r"\b(diseases?|disorders?|syndromes?|conditions?|cancers?|indications?)\b", re.I),
+        frozenset({"Disease"}),
+    ),
     (
         re.compile(r"\b(nerves?|organs?|tissues?|muscles?|arter(?:y|ies)|veins?|glands?)\b", re.I),
         frozenset({"Anatomy", "CellOrTissue"}),
@@ -118,17 +121,21 @@ def wanted_types(question: str) -> frozenset[str]:
     The kind must follow the question word closely ("Which drugs …", "What nerve is …", "List Mcl-1
     inhibitors", "What are the symptoms of …"): in "Where is fatty acid binding protein 2 expressed?" the word
     "protein" is the subject, not what is asked."""
-    head = KIND_AFTER.match(question)
-    if not head:
-        return frozenset()
-    for pattern, types in WANTED_TYPES:
-        if pattern.search(head.group(1)):
-            return types
+    for head in (KIND_AFTER.match(question), KIND_AFTER_PREPOSITION.search(question)):
+        if head:
+            for pattern, types in WANTED_TYPES:
+                if pattern.search(head.group(1)):
+                    return types
     return frozenset()
 
 
-KIND_AFTER = re.compile(r"^\s*(?:which|what|list|name)\b((?:\s+[\w'-]+){1,3})", re.IGNORECASE)
-"""The three words after the question word: where the asked kind is named."""
+KIND_AFTER = re.compile(r"^\s*(?:which|what|list|name)\b((?:\s+[\w'-]+){1,4})", re.IGNORECASE)
+"""The four words after the question word: where the asked kind is named ("What are the classic signs …")."""
+KIND_AFTER_PREPOSITION = re.compile(
+    r"\b(?:of|for|in|to|against|with|by)\s+(?:which|what)\b((?:\s+[\w'-]+){1,2})", re.IGNORECASE
+)
+"""The kind after "of/for … which" ("Dasatinib and Blinatumomab are used for treatment of which disease?",
+"Febrifugine could be repositioned for what diseases?")."""
 
 
 def vote(
