@@ -6,8 +6,8 @@ from agent.nodes.reading import ReadSentence
 from agent.nodes.sentence_order import general_first, opens_on_exception
 
 
-def said(text: str) -> ReadSentence:
-    return ReadSentence("E:x", text, 0, len(text), 0, 1.0, 0.7, 1.0, "treatment")
+def said(text: str, logit: float = 1.0) -> ReadSentence:
+    return ReadSentence("E:x", text, 0, len(text), 0, logit, 0.7, logit, "treatment")
 
 
 def test_an_exception_does_not_lead_when_the_general_case_is_shown() -> None:
@@ -22,6 +22,17 @@ def test_an_exception_does_not_lead_when_the_general_case_is_shown() -> None:
     only_exceptions = [exception, said("Rarely, the diet fails altogether.")]
     assert general_first(only_exceptions) == only_exceptions  # nothing general to lead with
     assert general_first([]) == []
+
+
+def test_an_exception_the_reader_prefers_keeps_the_lead() -> None:
+    """ "Can you die from shingles?": the rare outcome is what is asked, and the reader scores it highest."""
+    rare = said("Very rarely, shingles can also lead to pneumonia, brain inflammation, or death.", 1.59)
+    general = said("The shingles virus can take advantage of this and become active again.", 0.81)
+    assert general_first([rare, general]) == [rare, general]
+    # The celiac case: the passage-rank prior put the exception first; the reader scored the diet higher.
+    exception = said("In some cases, people continue to have difficulty despite the diet.", -1.98)
+    diet = said("For most people, following a gluten-free diet will stop symptoms.", -1.61)
+    assert general_first([exception, diet]) == [diet, exception]
 
 
 def test_what_opens_on_an_exception() -> None:

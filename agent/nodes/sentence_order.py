@@ -7,8 +7,12 @@ symptoms, …"; "What causes gout?" put "In some cases, exposure to lead in the 
 high. A clinician reads the first line as the answer, and an exception read first is read as the rule.
 
 Rule: when the first picked sentence opens on an exception ("In some cases", "Sometimes", "Rarely", "Some
-people …") and a later picked sentence does not, that sentence leads and the rest keep their order. The
-selection is unchanged (so are the words and citations shown); only which line comes first.
+people …") and a later picked sentence does not, and the reader scores that later sentence at least as high
+(its logit, without the passage-rank prior that put the exception first), that sentence leads and the rest
+keep their order. The reader's own preference stands: "Can you die from shingles?" keeps "Very rarely,
+shingles can also lead to pneumonia, brain inflammation (encephalitis), or death." first (logit 1.59 against
+0.81) — the exception is what was asked. The selection is unchanged (so are the words and citations shown);
+only which line comes first.
 """
 
 from __future__ import annotations
@@ -25,12 +29,17 @@ EXCEPTION_OPENER = re.compile(
 """A sentence that states an exception or a minority case, not the general answer."""
 
 
-class HasText(Protocol):
+class ReadLike(Protocol):
+    """A read sentence: its text and the reader's logit for it (agent/nodes/reading.py ``ReadSentence``)."""
+
     @property
     def text(self) -> str: ...
 
+    @property
+    def logit(self) -> float: ...
 
-T = TypeVar("T", bound=HasText)
+
+T = TypeVar("T", bound=ReadLike)
 
 
 def opens_on_exception(text: str) -> bool:
@@ -45,5 +54,7 @@ def general_first(picked: list[T]) -> list[T]:
         return picked
     for i, sentence in enumerate(picked):
         if not opens_on_exception(sentence.text):
+            if sentence.logit < picked[0].logit:
+                return picked  # the reader prefers the exception: it is what the question asks
             return [sentence, *picked[:i], *picked[i + 1 :]]
     return picked
