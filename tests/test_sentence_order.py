@@ -50,3 +50,30 @@ def test_what_opens_on_an_exception() -> None:
         "Sometimes called the kissing disease, mononucleosis spreads through saliva.",
     ):
         assert not opens_on_exception(text), text
+
+
+def labelled(text: str, label: str) -> ReadSentence:
+    return ReadSentence("E:x", text, 0, len(text), 0, 1.0, 0.7, 1.0, label)
+
+
+def test_after_the_lead_only_sentences_on_the_asked_aspect_fill_the_budget() -> None:
+    """ "What tests are used to diagnose multiple sclerosis?" filled its budget with "Physical and
+    occupational therapy may also help." and "Depression is another common feature of MS." """
+    from agent.nodes.sentence_order import on_asked_aspect
+
+    lead = labelled(
+        "Doctors use a medical history, physical exam, MRI and other tests to diagnose it.", "overview"
+    )
+    therapy = labelled("Physical and occupational therapy may also help.", "overview")
+    depression = labelled("Depression is another common feature of MS.", "overview")
+    cue = labelled("A physician may diagnose MS in some patients soon after onset.", "prognosis")
+    section = labelled("An MRI shows the scars in the brain.", "diagnosis")
+    snippet = labelled("Oligoclonal bands were found in 90% of the patients.", "general")
+    read = [lead, therapy, depression, cue, section, snippet]
+    labels = [r.label for r in read]
+    assert on_asked_aspect(read, ["diagnosis"], labels) == [lead, cue, section, snippet]
+    assert on_asked_aspect(read, ["overview"], labels) == read  # nothing specific asked
+    assert on_asked_aspect([therapy, lead], ["diagnosis"], ["overview", "overview"]) == [
+        therapy,
+        lead,
+    ]  # lead stays

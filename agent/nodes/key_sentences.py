@@ -31,7 +31,7 @@ from agent.citations import reads_as_instruction
 from agent.nodes.focus import Focus
 from agent.nodes.other_condition import about_other_condition, off_subject_pages
 from agent.nodes.reading import MAX_CHARS, MIN_CHARS, ReadSentence, read_evidence, with_lists
-from agent.nodes.sentence_order import general_first
+from agent.nodes.sentence_order import general_first, on_asked_aspect
 from agent.state import EvidenceRec
 from graphs.kb import KnowledgeBase
 from graphs.model.labels import mentions_label
@@ -256,6 +256,7 @@ def pick_key_read(
     to (``with_antecedent``), picked within the budget (``pick_read``)."""
     passages = {ev["id"]: ev.get("text", "") for ev in evidence}
     shown = [with_antecedent(r, passages) for r in lead_first(shown_read(kb, read, focus, evidence), lead)]
+    shown = on_asked_aspect(shown, focus.asked, [r.label for r in shown])
     picked = pick_read(shown, max_sentences, max_words)
     if lead is not None and picked and lead(picked[0].text):
         return picked  # the sentence naming the asked detail leads, whatever it opens on

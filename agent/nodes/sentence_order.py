@@ -1,4 +1,4 @@
-"""The order of the key sentences once picked: the general case before its exceptions.
+"""What follows the lead of the key sentences: the general case before its exceptions, the asked aspect.
 
 Why: the reader scores each sentence for answering the question, not for being the main answer. "How is
 celiac disease treated?" led with "In some cases, people continue to have difficulty absorbing nutrients
@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import re
 from typing import Protocol, TypeVar
+
+from graphs.model.labels import mentions_label
 
 EXCEPTION_OPENER = re.compile(
     r"^(?:(?:In|For)\s+(?:some|rare|a\s+few|certain|other|very\s+rare)\s+(?:cases|people|patients|instances|"
@@ -58,3 +60,29 @@ def general_first(picked: list[T]) -> list[T]:
                 return picked  # the reader prefers the exception: it is what the question asks
             return [sentence, *picked[:i], *picked[i + 1 :]]
     return picked
+
+
+def on_asked_aspect(read: list[T], asked: list[str], labels: list[str]) -> list[T]:
+    """``read`` with the sentences after the first kept only when they carry an asked aspect: their passage's
+    label (``labels[i]``) is asked, or the sentence has a cue of an asked label ("diagnose", "test").
+
+    Why: "What tests are used to diagnose multiple sclerosis?" filled its word budget, after "Doctors use a
+    medical history, physical exam, neurological exam, MRI, and other tests to diagnose it.", with "Physical
+    and occupational therapy may also help." and "Depression is another common feature of MS." — within the
+    reader's loose floor, off the aspect asked. The first sentence is the reader's best and stays whatever it
+    says; nothing changes when no specific aspect is asked ("overview"), nor for sentences of unlabelled
+    passages (``UNLABELLED``)."""
+    wanted = [label for label in asked if label != "overview"]
+    if not wanted or not read:
+        return read
+    return [read[0]] + [
+        r
+        for r, label in zip(read[1:], labels[1:], strict=True)
+        if label in wanted or label in UNLABELLED or any(mentions_label(r.text, w) for w in wanted)
+    ]
+
+
+UNLABELLED = frozenset({"general", ""})
+"""Passage labels that say nothing of the aspect (PubMed snippets and abstracts are "general"): their
+sentences are not judged by aspect — a BioASQ answer rarely says "treatment" or "symptom" in those words,
+and judging them cost a held-out answer on the full pool."""
