@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import re
 import time
@@ -30,6 +29,7 @@ from agent.nodes.mcq import negated_stem
 from agent.nodes.reading import read_evidence
 from agent.state import EvidenceRec
 from evals.datasets.answers import load_mcq
+from evals.mcq_gate import wilson
 from evals.mcq_offline import SPLITS_FILE
 from graphs.kb import KnowledgeBase, open_kb
 from graphs.model.settings import Settings, load_settings
@@ -56,16 +56,6 @@ def option_signals(kb: KnowledgeBase, stem: str, options: dict[str, str]) -> dic
         if len(hits) == 1:
             best[hits[0]] = max(best.get(hits[0], 0.0), r.probability)
     return best
-
-
-def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
-    if n == 0:
-        return 0.0, 0.0
-    p = k / n
-    d = 1 + z * z / n
-    c = p + z * z / (2 * n)
-    m = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
-    return (c - m) / d, (c + m) / d
 
 
 def report(rows: list[dict[str, Any]], kb_version: str, seconds: float) -> str:

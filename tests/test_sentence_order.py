@@ -70,10 +70,9 @@ def test_after_the_lead_only_sentences_on_the_asked_aspect_fill_the_budget() -> 
     section = labelled("An MRI shows the scars in the brain.", "diagnosis")
     snippet = labelled("Oligoclonal bands were found in 90% of the patients.", "general")
     read = [lead, therapy, depression, cue, section, snippet]
-    labels = [r.label for r in read]
-    assert on_asked_aspect(read, ["diagnosis"], labels) == [lead, cue, section, snippet]
-    assert on_asked_aspect(read, ["overview"], labels) == read  # nothing specific asked
-    assert on_asked_aspect([therapy, lead], ["diagnosis"], ["overview", "overview"]) == [
+    assert on_asked_aspect(read, ["diagnosis"]) == [lead, cue, section, snippet]
+    assert on_asked_aspect(read, ["overview"]) == read  # nothing specific asked
+    assert on_asked_aspect([therapy, lead], ["diagnosis"]) == [
         therapy,
         lead,
     ]  # lead stays

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from agent.nodes.answer_candidates import (
     MIN_SURFACE,
@@ -200,6 +200,9 @@ class AskedDetail:
     kind: str
     types: frozenset[str]
     phrase: str = ""
+    state: re.Pattern[str] | None = field(default=None, compare=False)
+    """For a duration of a state ("contagious"): the stems a sentence naming the duration must also hold
+    (:data:`DURATION_OF`)."""
 
 
 def asked_detail(question: str) -> AskedDetail | None:
@@ -210,7 +213,7 @@ def asked_detail(question: str) -> AskedDetail | None:
         return AskedDetail("quantity", frozenset(), f"number of {counted}".strip())
     if HOW_LONG.search(question):
         state = duration_of(question)
-        return AskedDetail("duration", frozenset(), state[0] if state else "duration")
+        return AskedDetail("duration", frozenset(), *(state or ("duration", None)))
     if WHEN_YEAR.search(question):
         return AskedDetail("year", frozenset(), "year")
     if CATEGORY.search(question) or YES_NO.search(question):
@@ -303,9 +306,8 @@ def names_in(
         return None
     asked = normalise_term(question)
     if detail.kind == "duration":
-        state = duration_of(question)
         return any(
-            normalise_term(d) not in asked and (state is None or state[1].search(t) is not None)
+            normalise_term(d) not in asked and (detail.state is None or detail.state.search(t) is not None)
             for t in texts
             for d in DURATION.findall(t)
         )

@@ -170,8 +170,13 @@ def answering_passages(
     kb: KnowledgeBase, focus: Focus, evidence: list[EvidenceRec]
 ) -> tuple[list[EvidenceRec], list[EvidenceRec]]:
     """(passages on the focus, those of them that also carry the asked aspect), in rank order."""
-    if not focus.entities or not evidence:
-        return [], []
-    mentioned = kb.store.evidence_entities([e["id"] for e in evidence])
-    about = [e for e in evidence if on_focus(focus, e, mentioned.get(e["id"], []))]
+    about = passages_on_focus(kb, focus, evidence)
     return about, [e for e in about if carries_aspect(focus, e)]
+
+
+def passages_on_focus(kb: KnowledgeBase, focus: Focus, evidence: list[EvidenceRec]) -> list[EvidenceRec]:
+    """The passages of ``evidence`` that are about a focus entity (``on_focus``), in rank order."""
+    if not focus.entities or not evidence:
+        return []
+    mentioned = kb.store.evidence_entities([e["id"] for e in evidence])
+    return [e for e in evidence if on_focus(focus, e, mentioned.get(e["id"], []))]

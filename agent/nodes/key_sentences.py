@@ -88,7 +88,8 @@ def readable(sentence: str) -> str:
     parts = [p.strip() for p in LIST_ITEM.split(sentence) if p.strip()]
     if len(parts) > 1:
         lead = LEADING_BULLETS.sub("", parts[0])  # a passage opening on its list: no "- - Joint pain …"
-        joint = ": " if lead.endswith(":") else ", " if lead != parts[0] else " "
+        after_item = ", " if lead != parts[0] else " "  # the lead is itself a list item: one more item
+        joint = ": " if lead.endswith(":") else after_item
         return lead.rstrip(":") + joint + ", ".join(p.lstrip("-•* ").strip() for p in parts[1:])
     flat = LEADING_BULLETS.sub("", " ".join(sentence.split()))  # shown as a bullet: no "- - item"
     return without_glued_heading(without_repeated_heading(flat))
@@ -256,7 +257,7 @@ def pick_key_read(
     to (``with_antecedent``), picked within the budget (``pick_read``)."""
     passages = {ev["id"]: ev.get("text", "") for ev in evidence}
     shown = [with_antecedent(r, passages) for r in lead_first(shown_read(kb, read, focus, evidence), lead)]
-    shown = on_asked_aspect(shown, focus.asked, [r.label for r in shown])
+    shown = on_asked_aspect(shown, focus.asked)
     picked = pick_read(shown, max_sentences, max_words)
     if lead is not None and picked and lead(picked[0].text):
         return picked  # the sentence naming the asked detail leads, whatever it opens on

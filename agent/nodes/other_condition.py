@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-from agent.nodes.focus import Focus, on_focus
+from agent.nodes.focus import Focus, passages_on_focus
 from agent.state import EvidenceRec
 from graphs.kb import KnowledgeBase
 
@@ -95,9 +95,8 @@ def off_subject_pages(
     is judged off the subject."""
     if not focus.entities or not texts:
         return [False] * len(texts)
-    mentioned = kb.store.evidence_entities([ev["id"] for ev in evidence])
     page = {ev["id"]: ev.get("url") or ev.get("document_id") or ev["id"] for ev in evidence}
-    about = {page[ev["id"]] for ev in evidence if on_focus(focus, ev, mentioned.get(ev["id"], []))}
+    about = {page[ev["id"]] for ev in passages_on_focus(kb, focus, evidence)}
     titled = titled_with_another_condition(kb, focus, evidence)
     return [
         not focus.named_in(text) and eid in page and page[eid] not in about and eid in titled

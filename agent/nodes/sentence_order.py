@@ -32,13 +32,17 @@ EXCEPTION_OPENER = re.compile(
 
 
 class ReadLike(Protocol):
-    """A read sentence: its text and the reader's logit for it (agent/nodes/reading.py ``ReadSentence``)."""
+    """A read sentence: its text, the reader's logit for it and its passage's label (agent/nodes/reading.py
+    ``ReadSentence``)."""
 
     @property
     def text(self) -> str: ...
 
     @property
     def logit(self) -> float: ...
+
+    @property
+    def label(self) -> str: ...
 
 
 T = TypeVar("T", bound=ReadLike)
@@ -62,9 +66,9 @@ def general_first(picked: list[T]) -> list[T]:
     return picked
 
 
-def on_asked_aspect(read: list[T], asked: list[str], labels: list[str]) -> list[T]:
+def on_asked_aspect(read: list[T], asked: list[str]) -> list[T]:
     """``read`` with the sentences after the first kept only when they carry an asked aspect: their passage's
-    label (``labels[i]``) is asked, or the sentence has a cue of an asked label ("diagnose", "test").
+    label is asked, or the sentence has a cue of an asked label ("diagnose", "test").
 
     Why: "What tests are used to diagnose multiple sclerosis?" filled its word budget, after "Doctors use a
     medical history, physical exam, neurological exam, MRI, and other tests to diagnose it.", with "Physical
@@ -77,8 +81,8 @@ def on_asked_aspect(read: list[T], asked: list[str], labels: list[str]) -> list[
         return read
     return [read[0]] + [
         r
-        for r, label in zip(read[1:], labels[1:], strict=True)
-        if label in wanted or label in UNLABELLED or any(mentions_label(r.text, w) for w in wanted)
+        for r in read[1:]
+        if r.label in wanted or r.label in UNLABELLED or any(mentions_label(r.text, w) for w in wanted)
     ]
 
 

@@ -173,7 +173,9 @@ def rule_verdict(
 
 def or_list(names: list[str]) -> str:
     """Names joined as alternatives: "gout", "gout or pain", "joint pain, skin or diabetes mellitus"."""
-    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}" if names else ""
+    if len(names) < 2:
+        return "".join(names)
+    return f"{', '.join(names[:-1])} or {names[-1]}"
 
 
 def with_coverage(deps: ConsultDeps, focus: Focus, verdict: Verdict, state: ConsultState) -> Verdict:
