@@ -21,7 +21,8 @@ from agent.nodes.answer import DIRECT_LABEL, KG_ONLY_LABEL
 from agent.nodes.direct_answer import DISEASE_BASIS, fact_notes
 from agent.nodes.focus import Focus, carries_aspect, on_focus, question_focus, sentences
 from agent.nodes.key_sentences import MAX_SENTENCES, mmr, readable
-from agent.nodes.reading import with_lists
+from agent.nodes.reading import read_evidence, with_lists
+from agent.nodes.retrieval import search_question
 from agent.sessions import thread_config
 from agent.state import EvidenceRec
 from graphs.kb import KnowledgeBase
@@ -109,7 +110,10 @@ def test_key_sentences_are_cited_spans_about_the_focus(consultant: Consultant) -
         assert focus.named_in(s["text"]) or keyword[s["evidence_id"]] in focus.ids
         assert f"[{s['evidence_id']}]" in result.answer["text"]
     assert len({" ".join(s["text"].lower().split()) for s in chosen}) == len(chosen)
-    assert chosen[0]["score"] == max(s["score"] for s in chosen)  # MMR starts with the best
+    read = read_evidence(consultant.kb, search_question(state), state["evidence"]) or []
+    order = {(r.evidence_id, r.start): r.score for r in read}  # reader logit with the rank prior
+    ranked = [order[(s["evidence_id"], s["start"])] for s in chosen]
+    assert ranked[0] == max(ranked)  # the best-read sentence leads (no exception opener here to demote it)
 
 
 def _focus_on(entity_id: str, name: str, asked: str) -> Focus:
