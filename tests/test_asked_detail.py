@@ -15,7 +15,6 @@ import pytest
 
 from agent.consult import Consultant
 from agent.nodes import answered
-from agent.nodes.answered import AnsweredModel
 from agent.nodes.asked_detail import DURATION, YEAR, AskedDetail, asked_detail, detail_lead, names_in
 from agent.nodes.detail_check import shows_asked_detail
 from agent.nodes.key_sentences import lead_first, pick_read
@@ -28,6 +27,7 @@ from evals.metrics.answers import exact_hit
 from graphs.building.builder import build_kb
 from graphs.kb import KnowledgeBase
 from graphs.model.settings import load_settings
+from tests.answered_stub import answers_everything
 from tests.tiny_kb import tiny_config
 
 REPO = Path(__file__).resolve().parent.parent
@@ -130,15 +130,7 @@ def test_nothing_specific_asked_says_nothing(tiny_kb: KnowledgeBase) -> None:
 def test_a_near_miss_is_insufficient_and_says_what_it_lacks(consultant: Consultant) -> None:
     """With a model that answers everything, only the asked-detail check stands between a level question
     and an "answered" whose sentences give no level; a question asking for no named detail is answered."""
-    everything = AnsweredModel(
-        features=answered.FEATURES,
-        means=(0.0,) * len(answered.FEATURES),
-        scales=(1.0,) * len(answered.FEATURES),
-        weights=(0.0,) * len(answered.FEATURES),
-        bias=10.0,
-        threshold=0.5,
-    )
-    answered.use_answered_model(everything)
+    answered.use_answered_model(answers_everything())
     try:
         near = consultant.ask("What serum uric acid level defines gout?").answer
         verdict = near["verdict"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from agent.consult import Consultant
 from agent.nodes.focus import question_focus
-from agent.nodes.other_condition import about_other_condition, off_subject_pages
+from agent.nodes.other_condition import about_other_condition, off_subject_pages, qualified_subject_passages
 from agent.state import ConsultState, EvidenceRec
 from graphs.kb import KnowledgeBase
 
@@ -116,3 +116,26 @@ def test_an_abbreviation_the_question_defines_names_the_subject(slice_kb: Knowle
         slice_kb, focus_on(slice_kb, "DOID:11729", "Which tests diagnose Lyme disease early?")
     )
     assert not plain.named_in("Serology for LYMD is negative in the first weeks.")
+
+
+def test_a_page_on_a_qualified_form_of_the_subject_is_not_about_it(slice_kb: KnowledgeBase) -> None:
+    """ "What are the treatments for hypertension?" was answered from "What are the treatments for Pulmonary
+    Hypertension ?" ("Pulmonary hypertension (PH) has no cure.", "Oxygen therapy. …") above the high blood
+    pressure page: the sentences name "hypertension" inside the longer name."""
+    focus = question_focus(
+        slice_kb, focus_on(slice_kb, "DOID:10763", "What are the treatments for hypertension?")
+    )
+    evidence: list[EvidenceRec] = [
+        {"id": "E:ph", "keyword_entity": "DOID:6432", "text": "Pulmonary hypertension (PH) has no cure."},
+        {"id": "E:hbp", "keyword_entity": "DOID:10763", "text": "Diuretics flush excess sodium."},
+        {"id": "E:pubmed", "keyword_entity": "", "text": "Pulmonary hypertension in a cohort."},
+    ]
+    assert qualified_subject_passages(slice_kb, focus, evidence) == {"E:ph"}
+    # Only pages on the qualified form found: they are what the KB has on the question, and stay.
+    assert qualified_subject_passages(slice_kb, focus, [evidence[0], evidence[2]]) == set()
+    diabetes = question_focus(slice_kb, focus_on(slice_kb, "DOID:9351", "What are the symptoms of diabetes?"))
+    keyed = [
+        {"id": "E:t1", "keyword_entity": "DOID:9744", "text": "Type 1 diabetes symptoms come on fast."},
+        {"id": "E:dm", "keyword_entity": "DOID:9351", "text": "Diabetes makes you thirsty."},
+    ]
+    assert qualified_subject_passages(slice_kb, diabetes, keyed) == {"E:t1"}  # type: ignore[arg-type]

@@ -89,6 +89,8 @@ class AnswerCandidate:
     entity_type: str
     votes: float = 0.0
     evidence_ids: list[str] = field(default_factory=list)
+    sentences: list[str] = field(default_factory=list)
+    """The read sentences that name it (one per vote)."""
     facts: list[KGFact] = field(default_factory=list)
     """KG edges joining the candidate to a question entity (cited as one-hop chains)."""
 
@@ -170,6 +172,7 @@ def vote(
             if key not in counted:
                 cand.votes += r.probability
                 cand.evidence_ids.append(r.evidence_id)
+                cand.sentences.append(r.text)
                 counted.add(key)
     if not found:
         return []
@@ -234,11 +237,30 @@ def kg_links(kb: KnowledgeBase, question_ids: set[str], candidate_ids: set[str])
     return out
 
 
+LIST_ITEM_BREAK = re.compile(r",|;|:|\n\s*[-•*]\s|\s[-•]\s")
+ENUMERATION_ITEMS = 3
+LIST_ITEM_WORDS = 6
+"""A sentence lists things when, after its lead-in, at least ``ENUMERATION_ITEMS`` of the parts its commas,
+semicolons, colons or bullets make are short (≤ ``LIST_ITEM_WORDS`` words): "Itepekimab treatment improved
+asthma control and quality of life, as compared with placebo, and led to …" is a clause with commas."""
+
+
+def enumerates(sentence: str) -> bool:
+    """Whether ``sentence`` lists several things ("… are: being very thirsty, frequent urination, feeling very
+    hungry or tired, losing weight …, having sores that heal slowly, …")."""
+    parts = [p.split() for p in LIST_ITEM_BREAK.split(sentence)[1:]]
+    return sum(1 for p in parts if 0 < len(p) <= LIST_ITEM_WORDS) >= ENUMERATION_ITEMS
+
+
 def named_answers(cands: list[AnswerCandidate], list_question: bool) -> list[AnswerCandidate]:
-    """The candidates to show as the answer: a clear winner, or for a list question the leading few."""
+    """The candidates to show as the answer: a clear winner, or for a list question the leading few — but
+    not one item of a list the evidence spells out: "What are the symptoms of diabetes?" was answered
+    "Answer (as the evidence names it): sores", the one item of the page's list of eight the KG knows as a
+    symptom (the key sentence below shows the whole list)."""
     if not cands or cands[0].votes < MIN_VOTES:
         return []
     if list_question:
-        return [c for c in cands if c.votes >= LIST_SHARE * cands[0].votes][:MAX_NAMED]
+        named = [c for c in cands if c.votes >= LIST_SHARE * cands[0].votes][:MAX_NAMED]
+        return [] if len(named) == 1 and any(enumerates(s) for s in named[0].sentences) else named
     runner_up = cands[1].votes if len(cands) > 1 else 0.0
     return [cands[0]] if cands[0].votes >= MIN_LEAD * max(runner_up, 1e-9) or runner_up == 0 else []

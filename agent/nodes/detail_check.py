@@ -1,5 +1,6 @@
 """The asked-detail check after the "answered" model: does the direct answer, composed as it would be shown,
-name the detail the question asks for (agent/nodes/asked_detail.py says what each kind of detail is)?
+name the detail the question asks for (agent/nodes/asked_detail.py says what each kind of detail is), and
+the question's own unlinked term (agent/nodes/asked_term.py)?
 
 Why a module of its own: the check composes the direct answer, and the direct answer reads the asked detail
 to lead with the sentence that names it; the question-reading half (asked_detail.py) imports neither.
@@ -8,6 +9,7 @@ to lead with the sentence that names it; the question-reading half (asked_detail
 from __future__ import annotations
 
 from agent.nodes.asked_detail import AskedDetail, asked_detail, names_in
+from agent.nodes.asked_term import asked_about, missing_term, turn_entities
 from agent.nodes.direct_answer import compose_direct_answer, linked_ids
 from agent.nodes.focus import Focus
 from agent.nodes.retrieval import search_question
@@ -20,10 +22,25 @@ def shown_answer_misses_detail(kb: KnowledgeBase, state: ConsultState, focus: Fo
     it; ``None`` when it does or when nothing specific is asked."""
     question = search_question(state)
     detail = asked_detail(question)
-    if detail is None:
+    term_question = asked_about(state, question)
+    if detail is None and not term_question:
         return None
     direct, _ = compose_direct_answer(kb, state, focus, sufficient=True)
-    return detail if shows_asked_detail(kb, question, linked_ids(state), direct, detail) is False else None
+    if detail is not None and shows_asked_detail(kb, question, linked_ids(state), direct, detail) is False:
+        return detail
+    if term_question:
+        term = missing_term(term_question, turn_entities(state), shown_texts(kb, direct))
+        if term is not None:
+            return AskedDetail("term", frozenset(), term)
+    return None
+
+
+def shown_texts(kb: KnowledgeBase, direct: DirectAnswerRec) -> list[str]:
+    """The shown key sentences and the passages they are quoted from: a sentence of a passage that names
+    the term is about it ("It promotes tumour growth" in a passage on TAMs)."""
+    sentences = direct.get("sentences", [])
+    passages = kb.store.get_evidence([s["evidence_id"] for s in sentences])
+    return [s.get("text", "") for s in sentences] + [p.text for p in passages.values()]
 
 
 def shows_asked_detail(

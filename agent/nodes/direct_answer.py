@@ -23,6 +23,7 @@ from typing import cast
 
 from agent.nodes.answer_candidates import YES_NO, asks_for_a_name, is_list_question, named_answers, vote
 from agent.nodes.asked_detail import detail_lead
+from agent.nodes.asked_term import asks_about_unlinked
 from agent.nodes.focus import Focus
 from agent.nodes.key_sentences import readable, select_key_sentences, shown_read
 from agent.nodes.reading import read_evidence
@@ -40,7 +41,7 @@ from agent.state import (
 from graphs.building.hypergraph import DISEASE_TYPES
 from graphs.kb import KnowledgeBase
 from graphs.model.labels import RELATIONS_FOR_LABEL, asks_for_a_differential, relations_for
-from graphs.stores.kg_facts import KGFact, kg_facts
+from graphs.stores.kg_facts import KGFact, kg_facts, label_mined_on_category
 from graphs.text.organism_names import looks_like_organism
 
 MAX_FACTS = 6
@@ -208,7 +209,7 @@ def facts_for(
         facts = [
             f
             for f in kg_facts(kb.store, [e["id"] for e in focus.entities], rels)
-            if answers_the_aspect(label, f, conditions)
+            if answers_the_aspect(label, f, conditions) and not label_mined_on_category(kb.store, f)
         ]
         if facts:
             # One heading fits one focus entity in one direction ("Drugs the KG lists for gout" must not
@@ -317,15 +318,15 @@ def compose_direct_answer(
 ) -> tuple[DirectAnswerRec, list[ChainRec]]:
     """The direct-answer record and the chain records of its facts (to merge into the consult's chains)."""
     evidence = state.get("evidence", [])
-    differential = asks_for_a_differential(search_question(state))
+    question = search_question(state)
+    no_facts = asks_for_a_differential(question) or asks_about_unlinked(state, question)
     heading, ranked = (
-        ("", []) if differential else facts_for(kb, focus, evidence, conditions_asked_about(state, focus))
+        ("", []) if no_facts else facts_for(kb, focus, evidence, conditions_asked_about(state, focus))
     )
     shown = ranked[:MAX_FACTS]
     # A checked reply shows what the evidence says about each of its claims, whatever the reply read as a
     # question would be judged (its verdicts lead the answer; agent/nodes/reply_sentences.py).
     picked = reply_key_sentences(kb, state) if state.get("task") == "check_reply" else None
-    question = search_question(state)
     lead = detail_lead(kb, question, linked_ids(state))
     if picked is None and sufficient:
         picked = select_key_sentences(kb, question, focus, evidence, lead=lead)

@@ -29,7 +29,7 @@ import numpy as np
 
 from agent.citations import reads_as_instruction
 from agent.nodes.focus import Focus
-from agent.nodes.other_condition import about_other_condition, off_subject_pages
+from agent.nodes.other_condition import about_other_condition, off_subject_pages, qualified_subject_passages
 from agent.nodes.reading import MAX_CHARS, MIN_CHARS, ReadSentence, read_evidence, with_lists
 from agent.nodes.sentence_order import general_first, on_asked_aspect
 from agent.state import EvidenceRec
@@ -309,8 +309,10 @@ def shown_read(
     hope to identify biomarkers …") unless research is asked — the reader scored that sentence above Fabry
     disease's symptoms, because it names the disease and the word "signs"; no heading or pointer to another
     page (``states_something``); none about a sibling of the subject ("hepatitis C" under a hepatitis A
-    question; agent/nodes/other_condition.py); and none off the subject, from a page about something else that
-    names the subject nowhere (a von Willebrand disease sentence under a Lyme disease question)."""
+    question; agent/nodes/other_condition.py); none from a page about a qualified form of the subject when
+    pages on the subject itself were found (pulmonary hypertension under a hypertension question); and none
+    off the subject, from a page about something else that names the subject nowhere (a von Willebrand
+    disease sentence under a Lyme disease question)."""
     research_asked = "research" in focus.asked
     kept = [
         r
@@ -319,6 +321,8 @@ def shown_read(
         and states_something(r.text)
         and (research_asked or not ONGOING_RESEARCH.search(r.text))
     ]
+    qualified = qualified_subject_passages(kb, focus, evidence)
+    kept = [r for r in kept if r.evidence_id not in qualified]
     texts = [r.text for r in kept]
     other = about_other_condition(kb, focus, texts)
     off = off_subject_pages(kb, focus, [r.evidence_id for r in kept], texts, evidence)

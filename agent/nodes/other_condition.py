@@ -125,3 +125,29 @@ def titled_with_another_condition(kb: KnowledgeBase, focus: Focus, evidence: lis
 def subject_names(focus: Focus) -> list[frozenset[str]]:
     """The words of each name of the question's subject (its focus entities' names and synonyms)."""
     return [words(n) for e in focus.entities for n in [e.get("name", ""), *focus.names.get(e["id"], [])]]
+
+
+def qualified_subject_passages(kb: KnowledgeBase, focus: Focus, evidence: list[EvidenceRec]) -> set[str]:
+    """Ids of the passages about a qualified form of the subject, when passages about the subject itself
+    were retrieved too: the passage's keyword entity is a KG disease whose name holds a subject name and a
+    distinctive word more ("pulmonary hypertension" under a hypertension question).
+
+    Why: "What are the treatments for hypertension?" was answered with "Pulmonary hypertension (PH) has no
+    cure.", "Oxygen therapy. …" and "Blood-thinning medicines. …" from "What are the treatments for
+    Pulmonary Hypertension ?", above the high blood pressure page: the sentences name "hypertension" (inside
+    "pulmonary hypertension"), so no sibling rule saw another condition. The ontology files pulmonary
+    hypertension under hypertension, but its treatment is another one. Only when a retrieved passage is
+    keyed to the subject itself: a question on diabetes mellitus whose pages are all keyed to type 2 diabetes
+    keeps them."""
+    keyed = {ev["id"]: ev.get("keyword_entity", "") for ev in evidence}
+    if not focus.ids & set(keyed.values()):
+        return set()
+    subject = subject_names(focus)
+    others = sorted(set(keyed.values()) - focus.ids - {""})
+    qualified = {
+        i
+        for i, e in kb.store.get_entities(others).items()
+        if e.type in SIBLING_TYPES
+        and any(name < words(e.name) and words(e.name) - name - SHARED_BY_ALL for name in subject if name)
+    }
+    return {eid for eid, key in keyed.items() if key in qualified}

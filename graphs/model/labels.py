@@ -199,6 +199,14 @@ drug that lowers it), not who is at risk — the atrial-fibrillation case asking
 was read as "risk factors" and shown "Who is at risk" passages, not the anticoagulants that halve it."""
 
 
+DRUG_CLASS = re.compile(
+    r"\b(?:class(?:es)?|types?|kinds?|famil(?:y|ies)|groups?)\s+of\s+"
+    r"(?:drugs?|medications?|medicines?|agents?|antibiotics?|compounds?)\b"
+)
+"""A drug's class ("What classes of drugs does retapamulin belong to?"): what the drug is, not a treatment —
+read as treatment, it headed the answer with "Conditions the KG lists Retapamulin for: impetigo"."""
+
+
 REPORTED_FINDINGS = re.compile(
     r"(?<!which )(?<!what )\b(?:(?:rapid|blood|urine|stool|laboratory|lab|skin|genetic|pregnancy|physical"
     r"|pelvic|neurologic|neurological|abdominal|cardiac|eye|rectal) )?"
@@ -220,12 +228,13 @@ def labels_asked(question: str) -> list[str]:
     ("what could cause this?") asks for a diagnosis: it is read as diagnosis, not causes. A diagnosis the
     question only reports ("newly diagnosed gout") is not asked (:data:`DESCRIBES_A_DIAGNOSIS`), nor are the
     findings a case reports (:data:`REPORTED_FINDINGS`), a treatment's bleeding risk is a side effect
-    (:data:`HARM_OF_A_TREATMENT`), and a risk to lower is prevention and treatment
-    (:data:`LOWERING_A_RISK`)."""
+    (:data:`HARM_OF_A_TREATMENT`), a risk to lower is prevention and treatment (:data:`LOWERING_A_RISK`),
+    and a drug's class is what it is (:data:`DRUG_CLASS`)."""
     q = DESCRIBES_A_DIAGNOSIS.sub(" ", question.lower())
     q = REPORTED_FINDINGS.sub(" ", q)
     q = HARM_OF_A_TREATMENT.sub(" side effects ", q)
     q = LOWERING_A_RISK.sub(" prevent treatment ", q)
+    q = DRUG_CLASS.sub(" what is ", q)
     labels = [label for label, pattern in _CUE_PATTERNS.items() if pattern.search(q)]
     if asks_for_a_differential(q):
         labels = ["diagnosis", *(label for label in labels if label not in ("diagnosis", "causes"))]

@@ -82,3 +82,40 @@ def kg_facts(store: GraphStore, focus_ids: Sequence[str], relation_types: Sequen
         )
     facts.sort(key=lambda f: (f.focus_id, order.get(f.relation, len(order)), f.entity_name.lower()))
     return facts
+
+
+CATEGORY_DESCENDANTS = 50
+"""A disease with at least this many ontology descendants is a category ("cancer" 2,013, "heart disease"
+75, "breast cancer" 78; "hypertension" 23, "type 2 diabetes mellitus" 3 are not)."""
+LABEL_MINED_SOURCES = frozenset({"labeledin"})
+"""Sources that map a drug label's indication phrase to a concept: "breakthrough pain in cancer patients"
+became ``Fentanyl -treats-> cancer``, "CMV disease in heart transplant recipients" ``Valganciclovir ->
+heart disease``."""
+
+
+def is_category(store: GraphStore, entity_id: str, at_least: int = CATEGORY_DESCENDANTS) -> bool:
+    """Whether ``entity_id`` has ``at_least`` descendants by ``is_a`` (read breadth-first, stopping there)."""
+    seen, frontier = {entity_id}, [entity_id]
+    while frontier:
+        children = {
+            r.head
+            for r in store.neighbors(
+                frontier, direction="in", relation_types=["is_a"], limit_per_node=at_least
+            )
+            if r.tail in frontier and r.head not in seen
+        }
+        seen |= children
+        if len(seen) - 1 >= at_least:
+            return True
+        frontier = sorted(children)
+    return False
+
+
+def label_mined_on_category(store: GraphStore, fact: KGFact, at_least: int = CATEGORY_DESCENDANTS) -> bool:
+    """A fact only a label-mining source gives, about a disease category: the label named a context within
+    the category (pain in cancer, a transplant's infection), not a treatment of it; "Drugs the KG lists for
+    cancer: Clonidine; Fentanyl; Granisetron; Morphine …" headed "How is cancer treated?". Curated sources
+    (Hetionet, PharmacotherapyDB) on a category are kept ("breast cancer" → anastrozole)."""
+    sources = set(fact.source.split("|")) - {""}
+    disease = fact.entity_id if fact.focus_is_head else fact.focus_id  # the drug -> disease edge's tail
+    return bool(sources) and sources <= LABEL_MINED_SOURCES and is_category(store, disease, at_least)
