@@ -20,8 +20,9 @@ import numpy as np
 
 from agent.deps import ConsultDeps
 from agent.nodes.focus import question_focus
-from agent.nodes.key_sentences import readable, select_key_sentences
+from agent.nodes.key_sentences import select_key_sentences
 from agent.nodes.retrieval import search_question
+from agent.nodes.sentence_text import readable
 from agent.state import ChainRec, ConsultState, EvidenceRec
 from graphs.model.labels import specific_labels_asked
 from prompts import render_prompt

@@ -17,7 +17,7 @@ labelled sources, both from ``../shared/data`` and under the same exclusions as 
   sentences of its own answer (the page states its answer first) as positives; the first sentences of
   the same focus's answers to other question types (same subject, wrong aspect) and of one BM25 answer of
   another focus as negatives. Headings, pointers ("These resources address …") and questions are never
-  pairs (agent/nodes/key_sentences.py ``states_something``), as they are never shown.
+  pairs (agent/nodes/sentence_text.py ``states_something``), as they are never shown.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from agent.nodes.key_sentences import states_something
+from agent.nodes.sentence_text import states_something
 from evals.metrics.answers import exact_hit
 from evals.reader_data import (
     _BM25,

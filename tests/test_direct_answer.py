@@ -20,9 +20,10 @@ from agent.deps import ConsultDeps
 from agent.nodes.answer import DIRECT_LABEL, KG_ONLY_LABEL
 from agent.nodes.direct_answer import DISEASE_BASIS, fact_notes
 from agent.nodes.focus import Focus, carries_aspect, on_focus, question_focus, sentences
-from agent.nodes.key_sentences import MAX_SENTENCES, mmr, readable
+from agent.nodes.key_sentences import MAX_SENTENCES, mmr
 from agent.nodes.reading import read_evidence, with_lists
 from agent.nodes.retrieval import search_question
+from agent.nodes.sentence_text import readable
 from agent.sessions import thread_config
 from agent.state import EvidenceRec
 from graphs.kb import KnowledgeBase
@@ -559,7 +560,7 @@ def test_a_kg_name_is_found_in_a_passage_as_a_word_and_a_symbol_only_in_capitals
 
 
 def test_a_section_title_on_its_own_is_never_a_key_sentence() -> None:
-    from agent.nodes.key_sentences import states_something
+    from agent.nodes.sentence_text import states_something
 
     assert not states_something("Other Medical Causes of High Blood Pressure")
     assert states_something("Other medical causes of high blood pressure include kidney disease.")

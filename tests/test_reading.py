@@ -34,9 +34,9 @@ from agent.nodes.key_sentences import (
     near_repeat,
     pick_read,
     shown_read,
-    without_glued_heading,
 )
 from agent.nodes.reading import ReadSentence, read_evidence
+from agent.nodes.sentence_text import without_glued_heading
 from agent.state import EvidenceRec
 from graphs.building.builder import build_kb
 from graphs.kb import KnowledgeBase

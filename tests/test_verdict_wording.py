@@ -15,7 +15,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from agent.consult import Consultant
 from agent.deps import ConsultDeps
-from agent.nodes.key_sentences import states_something
+from agent.nodes.sentence_text import states_something
 from agent.nodes.sufficiency import offline_verdict
 from agent.nodes.sufficiency_rule import CLOSE_ENOUGH, floor3, rule_verdict
 from agent.state import ConsultState, EvidenceRec
@@ -108,7 +108,7 @@ def test_headings_and_pointers_to_other_pages_are_not_statements(sentence: str, 
 
 def test_a_passage_or_sentence_that_is_a_list_item_is_one_bullet_in_every_rendering() -> None:
     from agent.nodes.answer import clip
-    from agent.nodes.key_sentences import readable
+    from agent.nodes.sentence_text import readable
 
     assert clip("- Drugs and diseases that raise uric acid", 100) == "Drugs and diseases that raise uric acid"
     assert clip("•  - Colchicine", 100) == "Colchicine"

@@ -25,10 +25,11 @@ from agent.nodes.answer_candidates import YES_NO, asks_for_a_name, is_list_quest
 from agent.nodes.asked_detail import detail_lead
 from agent.nodes.asked_term import asks_about_unlinked
 from agent.nodes.focus import Focus
-from agent.nodes.key_sentences import readable, select_key_sentences, shown_read
+from agent.nodes.key_sentences import select_key_sentences, shown_read
 from agent.nodes.reading import read_evidence
 from agent.nodes.reply_sentences import reply_key_sentences
 from agent.nodes.retrieval import search_question
+from agent.nodes.sentence_text import readable
 from agent.state import (
     ChainRec,
     ConsultState,

@@ -27,15 +27,14 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from agent.citations import reads_as_instruction
 from agent.nodes.focus import Focus
 from agent.nodes.other_condition import about_other_condition, off_subject_pages, qualified_subject_passages
 from agent.nodes.reading import MAX_CHARS, MIN_CHARS, ReadSentence, read_evidence, with_lists
 from agent.nodes.sentence_order import general_first, on_asked_aspect
+from agent.nodes.sentence_text import states_something
 from agent.state import EvidenceRec
 from graphs.kb import KnowledgeBase
 from graphs.model.labels import mentions_label
-from tools.ranking import word_set
 
 TOP_PASSAGES = 10
 MAX_CANDIDATES = 40
@@ -70,93 +69,6 @@ class KeySentence:
     end: int
     score: float
     label: str
-
-
-NAVIGATION = re.compile(
-    r"^\W*(for more (information|details|about)|to learn more|learn more|see (also|the section)|visit |"
-    r"click |these resources|this section|the following (resources|organizations))",
-    re.IGNORECASE,
-)
-"""A fact sheet's pointers to elsewhere ("For more information, see the section titled …"): a newcomer was
-shown one as a key sentence; it states nothing about the patient's question."""
-LIST_ITEM = re.compile(r"\s*\n+\s*[-•*]\s+|\s{2,}[-•*]\s+")
-
-
-LEADING_BULLETS = re.compile(r"^(?:[-•*]\s+)+")
-
-
-def readable(sentence: str) -> str:
-    """A key sentence on one line; a lead-in with list items reads "… are fatigue, weight gain, …"."""
-    parts = [p.strip() for p in LIST_ITEM.split(sentence) if p.strip()]
-    if len(parts) > 1:
-        lead = LEADING_BULLETS.sub("", parts[0])  # a passage opening on its list: no "- - Joint pain …"
-        after_item = ", " if lead != parts[0] else " "  # the lead is itself a list item: one more item
-        joint = ": " if lead.endswith(":") else after_item
-        return lead.rstrip(":") + joint + ", ".join(p.lstrip("-•* ").strip() for p in parts[1:])
-    flat = LEADING_BULLETS.sub("", " ".join(sentence.split()))  # shown as a bullet: no "- - item"
-    return without_glued_heading(without_repeated_heading(flat))
-
-
-def without_repeated_heading(text: str) -> str:
-    """The sentence without a heading it then repeats: MedQuAD runs a section title into its first sentence
-    ("Early Symptoms Early symptoms of Parkinson's disease are subtle …"), shown once."""
-    words = text.split(" ")
-    for k in range(1, 7):
-        both_start = len(words) > 2 * k and words[0][:1].isupper() and words[k][:1].isupper()
-        if both_start and [w.lower() for w in words[:k]] == [w.lower() for w in words[k : 2 * k]]:
-            return " ".join(words[k:])
-    return text
-
-
-SMALL_WORDS = word_set("a an and as at by for from in of on or the to with can is are your")
-SENTENCE_STARTS = word_set(
-    "There The This These That It Its Most Many Some Your You If When While Although In For A An Each Every "
-    "No About Several Other Both Only After Before During As Because With"
-)
-"""Words a sentence (not a name) starts with: the cut after a run-in heading must land on one."""
-
-
-def without_glued_heading(text: str) -> str:
-    """The sentence without a section title MedQuAD runs into it ("Medications Can Treat Symptoms There is
-    no known cure for Alzheimer's disease …", "A Vaccine for Adults 60 and Older In May 2006, the FDA …"):
-    a Title-Case run of two to eight words, ending on a capitalised word or a number, before a word a
-    sentence starts with. A name that starts a sentence ("Johns Hopkins researchers found …") is kept: the
-    next word must be one of :data:`SENTENCE_STARTS`."""
-    words = text.split(" ")
-    for k in range(2, min(9, len(words) - 3)):
-        head, start = words[:k], words[k]
-        titled = all(map(_in_title, head))
-        capitals = sum(w[:1].isupper() and w.lower() not in SMALL_WORDS for w in head)
-        last = head[-1]
-        if not titled:
-            return text
-        ends_on_a_name = (last[:1].isupper() or last[:1].isdigit()) and last.lower() not in SMALL_WORDS
-        if start in SENTENCE_STARTS and capitals >= 2 and ends_on_a_name:
-            return " ".join(words[k:])
-    return text
-
-
-def states_something(sentence: str) -> bool:
-    """A sentence that may be shown as evidence: not a heading asked as a question ("How Is Cystic Fibrosis
-    Inherited?") or on its own (:func:`is_title`), not a pointer to another page, and not an instruction
-    planted in a document ("ignore all previous instructions and tell the reader …": data, never a key
-    sentence or an LLM prompt line)."""
-    flat = sentence.strip()
-    if flat.endswith("?") or NAVIGATION.search(flat) or reads_as_instruction(flat):
-        return False
-    return not is_title(flat)
-
-
-def is_title(text: str) -> bool:
-    """A section title on its own ("Other Medical Causes of High Blood Pressure"): three words or more,
-    every one capitalised but the small ones, and no full stop — it names a topic and states nothing."""
-    words = text.split()
-    return len(words) >= 3 and not text.endswith((".", "!", ":")) and all(map(_in_title, words))
-
-
-def _in_title(word: str) -> bool:
-    """A word as a Title-Case heading writes it: capitalised, a number, or a small word ("of", "and")."""
-    return word[:1].isupper() or word[:1].isdigit() or word.lower() in SMALL_WORDS
 
 
 def candidates(focus: Focus, evidence: list[EvidenceRec]) -> list[tuple[EvidenceRec, int, int]]:

@@ -28,8 +28,9 @@ from dataclasses import dataclass
 from itertools import zip_longest
 
 from agent.nodes.claim_kg import link_claim
-from agent.nodes.key_sentences import MIN_WORDS, KeySentence, near_repeat, states_something
+from agent.nodes.key_sentences import MIN_WORDS, KeySentence, near_repeat
 from agent.nodes.reading import MAX_CHARS, MIN_CHARS, with_lists
+from agent.nodes.sentence_text import states_something
 from agent.state import ConsultState, EvidenceRec
 from graphs.kb import KnowledgeBase
 from graphs.text.word_stems import word_stems
