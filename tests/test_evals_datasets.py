@@ -119,6 +119,20 @@ def test_consumer_questions_are_checked_against_medquad(medquad: dict[str, dict[
             assert doc in gold and hint in str(medquad[doc]["answer"]), (row["id"], doc)
 
 
+def test_pooled_judgments_judge_every_pooled_pair_once() -> None:
+    """evals/medquad_judged.py: every pooled pair is judged once, with a known verdict, for its own question
+    (whether a pair is hand gold is decided by the scorer, which pools only what the hand gold missed)."""
+    questions = {r["id"]: r for r in _rows(DATA / "medquad_consumer.jsonl")}
+    pool = {r["pair"]: r for r in _rows(DATA / "medquad_consumer_pool.jsonl")}
+    judgments = _rows(DATA / "medquad_consumer_judgments.jsonl")
+    assert pool and sorted(str(j["pair"]) for j in judgments) == sorted(pool)
+    assert {j["verdict"] for j in judgments} <= {"yes", "partial", "no"}
+    for row in pool.values():
+        question = questions[str(row["question_id"])]
+        assert row["question"] == question["question"]
+        assert str(row["text"]).strip() and str(row["evidence_id"]).startswith("E:")
+
+
 def test_ci_consumer_questions_are_answerable_in_the_test_slice() -> None:
     slice_ids = {str(r["id"]) for r in _rows(SLICE / "medquad.jsonl")}
     dataset = get_dataset("medquad-consumer-ci").load(None)
