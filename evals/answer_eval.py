@@ -112,7 +112,9 @@ def run(
             read_ms.append(1000 * (time.perf_counter() - started))
             ids = set(state.get("turn_entity_ids", []))
             lead = detail_lead(kb, q, linked_ids(state))
-            key = [r.text for r in pick_key_read(kb, read, question_focus(kb, state), evidence, lead)]
+            key = [
+                r.text for r in pick_key_read(kb, read, question_focus(kb, state), evidence, lead, question=q)
+            ]
             named = {
                 use_kg: [c.name for c in named_answers(vote(kb, q, ids, read, use_kg), is_list_question(q))]
                 if asks_for_a_name(q)

@@ -14,7 +14,15 @@ import pytest
 from agent.consult import Consultant
 from agent.nodes import answered
 from agent.nodes.answer_candidates import AnswerCandidate, enumerates, named_answers
-from agent.nodes.asked_term import long_form, missing_term, names_term, term_pattern, unlinked_terms
+from agent.nodes.asked_term import (
+    long_form,
+    missing_term,
+    names_term,
+    on_asked_term,
+    term_pattern,
+    unlinked_terms,
+)
+from agent.nodes.reading import ReadSentence
 from agent.state import EntityRec
 from graphs.kb import KnowledgeBase
 from graphs.stores.kg_facts import is_category, kg_facts, label_mined_on_category
@@ -119,3 +127,19 @@ def test_one_item_of_a_list_the_evidence_spells_out_is_not_named_as_the_answer()
     assert named_answers([sores], list_question=True) == []
     assert named_answers([asthma], list_question=True) == [asthma]
     assert named_answers([sores], list_question=False) == [sores]  # a factoid's one answer may sit in a list
+
+
+def read(evidence_id: str, text: str) -> ReadSentence:
+    return ReadSentence(evidence_id, text, 0, len(text), 0, 1.0, 0.7, 1.0, "")
+
+
+def test_sentences_come_from_passages_that_name_the_asked_term_when_any_do() -> None:
+    """Over the full BioASQ pool, "Which syndrome is associated to SAMHD1 gene mutations?" was answered from
+    snippets on "(SAM) syndrome"; other retrieved snippets named SAMHD1."""
+    question = "Which syndrome is associated to SAMHD1 gene mutations?"
+    sam = read("E:sam", "Here we describe a new syndrome (SAM syndrome) caused by DSG1 mutations.")
+    ags = read("E:ags", "It is one of the genes mutated in Aicardi-Goutieres syndrome.")
+    passages = {"E:ags": "SAMHD1 is a dNTP hydrolase. It is one of the genes mutated in Aicardi-Goutieres syndrome."}
+    assert on_asked_term([sam, ags], question, [], passages) == [ags]  # its passage names SAMHD1
+    assert on_asked_term([sam], question, [], {}) == [sam]  # none names it: left to the check after the model
+    assert on_asked_term([sam, ags], "How is gout treated?", [], passages) == [sam, ags]  # no unlinked term

@@ -26,6 +26,7 @@ from collections.abc import Iterable
 
 from agent.nodes.focus import is_tentative
 from agent.nodes.mcq_parse import parse_mcq
+from agent.nodes.reading import ReadSentence
 from agent.state import ConsultState, EntityRec
 
 ACRONYM = re.compile(r"(?<![\w-])([A-Za-z0-9]+(?:-[A-Za-z0-9]+)*)(?![\w-])")
@@ -117,8 +118,35 @@ def asked_about(state: ConsultState, question: str) -> str:
         return ""
     if state.get("task") == "mcq":
         question = parse_mcq(question).stem
+    return asked_sentences(question)
+
+
+def asked_sentences(question: str) -> str:
+    """The question's sentences that end in "?" (all of it when none does), or ``""`` when they are longer
+    than ``TERM_CHECK_MAX_WORDS`` (a case)."""
     asked = " ".join(QUESTION_SENTENCE.findall(question)) or question
     return asked if len(asked.split()) <= TERM_CHECK_MAX_WORDS else ""
+
+
+def on_asked_term(
+    read: list[ReadSentence], question: str, entities: Iterable[EntityRec], passages: dict[str, str]
+) -> list[ReadSentence]:
+    """``read`` without the sentences whose passage names none of the question's unlinked terms, when some
+    sentence's passage names one; unchanged otherwise (the term check after the model then decides).
+
+    Why: over the 20,585-snippet pool "Which syndrome is associated to SAMHD1 gene mutations?" was answered
+    from snippets on "severe dermatitis, multiple allergies and metabolic wasting (SAM) syndrome" — the
+    reader and the dense search both read "SAMHD1" close to "SAM" — while other retrieved snippets name
+    SAMHD1 and Aicardi-Goutières syndrome."""
+    terms = unlinked_terms(question, entities) if question else []
+    if not terms:
+        return read
+    naming = [
+        r
+        for r in read
+        if any(names_term(question, t, [r.text, passages.get(r.evidence_id, "")]) for t in terms)
+    ]
+    return naming or read
 
 
 def turn_entities(state: ConsultState) -> list[EntityRec]:

@@ -23,7 +23,7 @@ from typing import cast
 
 from agent.nodes.answer_candidates import YES_NO, asks_for_a_name, is_list_question, named_answers, vote
 from agent.nodes.asked_detail import detail_lead
-from agent.nodes.asked_term import asks_about_unlinked
+from agent.nodes.asked_term import asked_about, asks_about_unlinked, on_asked_term
 from agent.nodes.focus import Focus
 from agent.nodes.key_sentences import select_key_sentences, shown_read
 from agent.nodes.reading import read_evidence
@@ -366,7 +366,11 @@ def name_the_answer(
     read = read_evidence(kb, search_question(state), state.get("evidence", []))
     if not read:
         return [], []
-    read = shown_read(kb, read, focus, state.get("evidence", []))
+    evidence = state.get("evidence", [])
+    passages = {ev["id"]: ev.get("text", "") for ev in evidence}
+    read = on_asked_term(
+        shown_read(kb, read, focus, evidence), asked_about(state, question), focus.entities, passages
+    )
     chosen = named_answers(vote(kb, question, linked_ids(state), read), is_list_question(question))
     named: list[NamedAnswerRec] = [
         {

@@ -27,6 +27,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from agent.nodes.asked_term import asked_sentences, on_asked_term
 from agent.nodes.focus import Focus
 from agent.nodes.other_condition import about_other_condition, off_subject_pages, qualified_subject_passages
 from agent.nodes.reading import MAX_CHARS, MIN_CHARS, ReadSentence, read_evidence, with_lists
@@ -152,7 +153,7 @@ def select_key_sentences(
     if read is not None:
         return [
             KeySentence(r.evidence_id, r.text, r.start, r.end, round(r.probability, 4), r.label)
-            for r in pick_key_read(kb, read, focus, evidence, lead, max_sentences, max_words)
+            for r in pick_key_read(kb, read, focus, evidence, lead, max_sentences, max_words, question)
         ]
     return select_by_cosine(kb, question, focus, evidence, max_sentences)
 
@@ -165,12 +166,17 @@ def pick_key_read(
     lead: Callable[[str], bool] | None = None,
     max_sentences: int = MAX_SENTENCES,
     max_words: int = MAX_WORDS,
+    question: str = "",
 ) -> list[ReadSentence]:
-    """The read sentences shown as the direct answer: those that may be shown (``shown_read``), the one naming
-    the asked detail first (``lead_first``), each that opens on a reference back with the sentence it refers
-    to (``with_antecedent``), picked within the budget (``pick_read``)."""
+    """The read sentences shown as the direct answer: those that may be shown (``shown_read``) and, when
+    ``question`` asks about a term the KG does not know, from passages that name it (``on_asked_term``), the
+    one naming the asked detail first (``lead_first``), each that opens on a reference back with the sentence
+    it refers to (``with_antecedent``), picked within the budget (``pick_read``)."""
     passages = {ev["id"]: ev.get("text", "") for ev in evidence}
-    shown = [with_antecedent(r, passages) for r in lead_first(shown_read(kb, read, focus, evidence), lead)]
+    shown = on_asked_term(
+        shown_read(kb, read, focus, evidence), asked_sentences(question), focus.entities, passages
+    )
+    shown = [with_antecedent(r, passages) for r in lead_first(shown, lead)]
     shown = on_asked_aspect(shown, focus.asked)
     picked = pick_read(shown, max_sentences, max_words)
     if lead is not None and picked and lead(picked[0].text):
