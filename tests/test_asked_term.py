@@ -139,7 +139,9 @@ def test_sentences_come_from_passages_that_name_the_asked_term_when_any_do() -> 
     question = "Which syndrome is associated to SAMHD1 gene mutations?"
     sam = read("E:sam", "Here we describe a new syndrome (SAM syndrome) caused by DSG1 mutations.")
     ags = read("E:ags", "It is one of the genes mutated in Aicardi-Goutieres syndrome.")
-    passages = {"E:ags": "SAMHD1 is a dNTP hydrolase. It is one of the genes mutated in Aicardi-Goutieres syndrome."}
+    passages = {
+        "E:ags": "SAMHD1 is a dNTP hydrolase. It is one of the genes mutated in Aicardi-Goutieres syndrome."
+    }
     assert on_asked_term([sam, ags], question, [], passages) == [ags]  # its passage names SAMHD1
     assert on_asked_term([sam], question, [], {}) == [sam]  # none names it: left to the check after the model
     assert on_asked_term([sam, ags], "How is gout treated?", [], passages) == [sam, ags]  # no unlinked term
