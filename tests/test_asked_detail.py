@@ -69,6 +69,10 @@ def read_of(*texts: str) -> list[str]:
         ("What are the symptoms of gout?", None),
         ("Is metformin safe in pregnancy?", None),
         ("How is gout treated?", None),
+        ("What are the side effects of statins?", "typed"),  # named harms, not "statins have side effects"
+        ("My child has a barking cough and fever at night. What could it be?", "condition"),
+        ("What is the differential for a barking cough?", "condition"),
+        ("Which R/Bioconductor package visualizes differential amino acid group usage?", "other"),  # not a Dx
     ],
 )
 def test_the_kind_of_detail_asked(question: str, kind: str | None) -> None:
@@ -344,3 +348,13 @@ def test_a_sentence_opening_on_a_reference_back_is_quoted_with_its_antecedent() 
     assert with_antecedent(thus, {"E:v": concluded}).text == concluded  # "Thus, they …" says nothing alone
     opening = ReadSentence("E:q", "It can last for years.", 0, 22, 0, 1.0, 0.7, 1.0, "")
     assert with_antecedent(opening, {"E:q": "It can last for years."}) == opening  # nothing before it
+
+
+def test_a_differential_is_named_by_a_kg_disease_not_by_a_test(slice_kb: KnowledgeBase) -> None:
+    """ "What could it be?" was answered by a sentence of the croup page that never says croup."""
+    question = "My child has a barking cough and fever at night. What could it be?"
+    assert names_in(slice_kb, question, set(), ["There may also be a fever and noisy breathing."]) is False
+    assert names_in(slice_kb, question, set(), ["An ECG and an MRI were normal."]) is False
+    assert names_in(slice_kb, question, set(), ["It may be gout, which causes sudden joint pain."]) is True
+    lead = detail_lead(slice_kb, question, set())
+    assert lead is not None and lead("Gout can come at night.") and not lead("The fever may rise at night.")

@@ -53,6 +53,7 @@ from agent.nodes.answer_candidates import (
     restates_question,
 )
 from graphs.kb import KnowledgeBase
+from graphs.model.labels import asks_for_a_differential
 from graphs.text.drug_names import DRUG_TYPES
 from graphs.text.ner import normalise_term
 from tools.candidate_terms import is_generic
@@ -85,6 +86,14 @@ DRUG_KINDS = re.compile(
     re.IGNORECASE,
 )
 """Drug classes: what answers "which bisphosphonate …" is a drug, though the KG has no class node."""
+HARM_KINDS = re.compile(r"\b(side[- ]effects?|adverse (?:effects?|reactions?|events?))\b", re.IGNORECASE)
+HARM_TYPES = frozenset({"Symptom", "Phenotype", "Finding", "SideEffect", "Disease"})
+GRAVE_OUTCOME = re.compile(r"\b(deaths?|died|fatal(?:ities)?|mortality)\b", re.IGNORECASE)
+"""A harm the KG has no node for: "Cases of sudden and unexpected death have been reported in association
+with haloperidol" names one."""
+""""What are the side effects of statins?" asks for named harms: it was "answered" with "Some statins also
+interact adversely with other drugs." and "You may have fewer side effects with one statin drug than
+another.", which name none."""
 NAMED_THING_TYPES = frozenset({"Compound", "Drug", "Gene", "Protein", "Disease", "Pathogen"})
 """For a kind the KG has no type for ("which trial"), KG mentions of these types count as names; a body
 part or a symptom in a consumer page ("broken bone", "femur") does not name a trial or a drug."""
@@ -216,6 +225,8 @@ def asked_detail(question: str) -> AskedDetail | None:
         return AskedDetail("duration", frozenset(), *(state or ("duration", None)))
     if WHEN_YEAR.search(question):
         return AskedDetail("year", frozenset(), "year")
+    if asks_for_a_differential(question):
+        return AskedDetail("condition", frozenset({"Disease"}), "condition it could be")
     if CATEGORY.search(question) or YES_NO.search(question):
         return None
     inner = INNER_WHICH.search(question)
@@ -223,7 +234,12 @@ def asked_detail(question: str) -> AskedDetail | None:
         return kind_in_words(inner.group(1)) if inner else None
     head, name_of, what_is = WHICH_KIND.match(question), NAME_OF.search(question), WHAT_IS_THE.match(question)
     if what_is and not name_of:
-        return kind_in(what_is.group(1), (("code", CODE_KINDS, NONE), ("quantity", QUANTITY_KINDS, NONE)))
+        kinds = (
+            ("code", CODE_KINDS, NONE),
+            ("quantity", QUANTITY_KINDS, NONE),
+            ("typed", HARM_KINDS, HARM_TYPES),
+        )
+        return kind_in(what_is.group(1), kinds)
     if name_of:
         words = question[name_of.end() :]
     elif head and head.group(1).split()[0].lower() not in NOT_A_KIND:
@@ -233,12 +249,15 @@ def asked_detail(question: str) -> AskedDetail | None:
     return kind_in_words(words)
 
 
-LEADING_KINDS = frozenset({"duration", "code", "year"})
+LEADING_KINDS = frozenset({"duration", "code", "year", "condition"})
 """Kinds a sentence is seen to name by its own words (a length of time, a mutation or allele code, a year),
 so the key sentences can lead with one. Not a quantity: numbers with units are everywhere in a page about the
 subject, and leading with one answered "What HbA1c level defines diabetes?" with "an A1C test result of
 under 7 percent usually means that their diabetes treatment is working" (evals/near_miss.py, nm-23); nor a
-typed name, which needs the KG and the reader's vote (agent/nodes/answer_candidates.py)."""
+typed name, which needs the KG and the reader's vote (agent/nodes/answer_candidates.py) — except the
+condition a differential asks for: "My child has a barking cough and fever at night. What could it be?" led
+with "There may also be a fever and high-pitched noisy sounds when breathing." from the croup page, which
+never says croup."""
 
 
 def detail_lead(
@@ -313,6 +332,10 @@ def names_in(
         )
     if detail.kind == "year":
         return any(y not in asked for t in texts for y in YEAR.findall(t))
+    if detail.kind == "condition":  # a KG disease the question does not name; "ECG", "MRI" are not one
+        return bool(kg_candidates(kb, asked, question_entity_ids, texts, detail.types))
+    if detail.types == HARM_TYPES and any(GRAVE_OUTCOME.search(t) for t in texts):
+        return True
     if detail.kind == "quantity":
         return any(q for t in texts for q in QUANTITY.findall(t) if normalise_term(q) not in asked)
     codes = [c for t in texts for c in CODE.findall(t) if not NOT_A_CODE.match(c)]

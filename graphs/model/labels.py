@@ -124,14 +124,17 @@ _CUE_PATTERNS: dict[str, re.Pattern[str]] = {
 }
 
 DIFFERENTIAL = re.compile(
-    r"\b(?:differential|what (?:could|might|may) (?:it|this|these|that) be"
+    r"\b(?:differential(?=\s+diagnos[ie]s|\s*[?.]|\s+(?:for|here|includes?|is|would)\b|$)"
+    r"|what (?:could|might|may) (?:it|this|these|that) be"
     r"|what (?:is|are|would) (?:it|this|these|that) (?:most )?likely(?: to be)?\b"
     r"|what (?:could|might|may) (?:be )?caus(?:e|ing) (?:this|these|her|his|their|the symptoms)"
     r"|(?:most )?likely (?:diagnosis|cause)|possible diagnos[ie]s|what (?:is|could be) wrong)"
 )
 """A question asking which condition explains a presentation (a vignette's "what could cause this?"): it asks
 for a diagnosis, not the causes (genes) of a named disease — the heart-failure vignette was answered with
-"Genes and causes the KG links to hypertension"."""
+"Genes and causes the KG links to hypertension". "Differential" alone is a diagnosis only when a diagnosis
+follows or nothing does ("the differential for chest pain", "what's the differential?"), not "differential
+amino acid group usage" or "differential expression"."""
 
 
 RELATIONS_FOR_LABEL: dict[str, tuple[str, ...]] = {
