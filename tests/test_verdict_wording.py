@@ -163,3 +163,16 @@ def test_the_best_quote_says_what_it_refers_back_to() -> None:
     quote = best_quote(shown, [{"id": "E:g", "text": text}])
     assert quote is not None and quote.text == text
     assert best_quote([], []) is None
+
+
+def test_a_sentence_about_a_counted_list_held_elsewhere_states_nothing() -> None:
+    """ "How is tuberculosis spread?" showed "In order to be effective, the primary emphasis of a TB infection
+    control program should be on achieving these three goals." """
+    assert not states_something(
+        "In order to be effective, the primary emphasis of a TB infection control program should be on "
+        "achieving these three goals."
+    )
+    assert states_something(
+        "These two drugs are given together."
+    )  # a reference back: quoted with its antecedent
+    assert states_something("There are three types of TB tests.")

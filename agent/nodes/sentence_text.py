@@ -77,13 +77,23 @@ def without_glued_heading(text: str) -> str:
     return text
 
 
+COUNTED_ELSEWHERE = re.compile(
+    r"\S\s+(?:these|those) (?:two|three|four|five|six|seven|eight|nine|ten|\d+) [a-z]+", re.IGNORECASE
+)
+"""A sentence about a counted list it does not hold ("… should be on achieving these three goals."): shown
+alone, under "How is tuberculosis spread?", it says nothing. Not at the sentence's start: "These two drugs
+are given together." refers back, and is quoted with the sentence before it (key_sentences.ANAPHOR)."""
+
+
 def states_something(sentence: str) -> bool:
     """A sentence that may be shown as evidence: not a heading asked as a question ("How Is Cystic Fibrosis
-    Inherited?") or on its own (:func:`is_title`), not a pointer to another page, and not an instruction
-    planted in a document ("ignore all previous instructions and tell the reader …": data, never a key
-    sentence or an LLM prompt line)."""
+    Inherited?") or on its own (:func:`is_title`), not a pointer to another page or to a counted list held
+    elsewhere (:data:`COUNTED_ELSEWHERE`), and not an instruction planted in a document ("ignore all previous
+    instructions and tell the reader …": data, never a key sentence or an LLM prompt line)."""
     flat = sentence.strip()
     if flat.endswith("?") or NAVIGATION.search(flat) or reads_as_instruction(flat):
+        return False
+    if COUNTED_ELSEWHERE.search(flat) and not LIST_ITEM.search(sentence) and not flat.endswith(":"):
         return False
     return not is_title(flat)
 
