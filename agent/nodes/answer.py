@@ -32,6 +32,7 @@ from agent.nodes.direct_answer import compose_direct_answer
 from agent.nodes.focus import answering_passages, question_focus
 from agent.nodes.hypothesis import condition
 from agent.nodes.mcq import McqJudgement, judge_options, mcq_lines
+from agent.nodes.other_condition import qualified_subject_passages
 from agent.redact import redact
 from agent.state import ChainRec, ConsultState, DirectAnswerRec, EvidenceRec, ReplyCheckRec, Verdict
 from graphs.model.labels import specific_labels_asked
@@ -168,6 +169,12 @@ def offline_direct(
     about, answering = answering_passages(deps.kb, focus, evidence)
     answering_ids = {e["id"] for e in answering}
     supporting = answering + [e for e in about if e["id"] not in answering_ids]
+    # Passages on a qualified form of the subject go last: "Pulmonary hypertension (PH) has no cure." led the
+    # supporting passages of "What are the treatments for hypertension?" (other_condition.py).
+    qualified = qualified_subject_passages(deps.kb, focus, evidence)
+    supporting = [e for e in supporting if e["id"] not in qualified] + [
+        e for e in supporting if e["id"] in qualified
+    ]
     if state.get("task") == "check_reply":  # the passages quoted about the claims lead (reply_sentences.py)
         quoted = list(dict.fromkeys(s["evidence_id"] for s in direct.get("sentences", [])))
         by_id = {e["id"]: e for e in evidence}
