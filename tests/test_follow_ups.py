@@ -17,7 +17,7 @@ from agent.citations import cited_ids
 from agent.consult import Consultant, TurnResult
 from agent.context import ConsultContext
 from agent.deps import ConsultDeps
-from agent.nodes.follow_up import focus_before, is_follow_up
+from agent.nodes.follow_up import focus_before, is_follow_up, refers_back
 from agent.nodes.retrieval import UNRESOLVED_REFERENCE, make_ner_link, search_question
 from agent.sessions import thread_config
 from agent.state import ConsultState, EntityRec
@@ -167,3 +167,19 @@ def test_a_named_subject_is_not_a_follow_up_unless_it_refers_back() -> None:
     assert not is_follow_up("What about asthma?", [asthma])
     assert not is_follow_up("What is the treatment for asthma?", [asthma])  # "the treatment" is asthma's
     assert is_follow_up("Is asthma one of its complications?", [asthma])
+
+
+@pytest.mark.parametrize(
+    ("question", "back"),
+    [
+        ("What are the side effects of statins?", False),  # names what they are of, though the KG lacks it
+        ("What are the side effects?", True),
+        ("What are the side effects of it?", True),
+        ("What is the dose for children?", True),  # "for children" is who, not what
+        ("What is the dose of the drug?", True),
+    ],
+)
+def test_an_aspect_of_a_named_thing_does_not_refer_back(question: str, back: bool) -> None:
+    """ "What are the side effects of statins?" was warned that it "refers back … but the consult has no
+    earlier subject" on its first turn."""
+    assert refers_back(question) is back

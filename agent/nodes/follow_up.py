@@ -26,9 +26,13 @@ GENERIC_LABELS = frozenset({"overview", "information", "general"})
 _REFERS_BACK = re.compile(
     r"\b(?:its|it|it's|they|them|their|theirs|this|that|these|those|same|"
     r"the\s+(?:dose|doses|dosage|drug|drugs|medicine|medicines|medication|medications|treatment|"
-    r"treatments|therapy|disease|condition|illness|disorder|infection|patient|side\s+effects))\b",
+    r"treatments|therapy|disease|condition|illness|disorder|infection|patient|side\s+effects)"
+    r"(?!\s+of\s+(?!(?:it|its|them|this|that|these|those|the)\b)\w))\b",
     re.IGNORECASE,
 )
+"""Words that point back. "The side effects" followed by what they are of ("… of statins") names its own
+subject, even one the KG does not know: "What are the side effects of statins?" was told it referred back to
+nothing."""
 _POSSESSIVE = re.compile(r"\b(?:its|their|them)\b", re.IGNORECASE)
 """With a subject of its own, only these still point back ("is asthma a side effect of its treatment?")."""
 _DRUG_ASPECT = re.compile(
