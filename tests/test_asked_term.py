@@ -25,7 +25,12 @@ from agent.nodes.asked_term import (
 from agent.nodes.reading import ReadSentence
 from agent.state import EntityRec
 from graphs.kb import KnowledgeBase
-from graphs.stores.kg_facts import is_category, kg_facts, label_mined_on_category
+from graphs.stores.kg_facts import (
+    is_category,
+    kg_facts,
+    label_mined_on_category,
+    without_label_mined_on_categories,
+)
 from tests.answered_stub import answers_everything
 
 
@@ -111,6 +116,8 @@ def test_a_label_mined_fact_on_a_disease_category_is_not_shown(slice_kb: Knowled
     assert curated and not any(label_mined_on_category(store, f, at_least=10) for f in curated)
     specific = kg_facts(store, ["DOID:9352"], rels)
     assert specific and not any(label_mined_on_category(store, f, at_least=10) for f in specific)
+    mixed = [*category, *curated, *specific]
+    assert without_label_mined_on_categories(store, mixed, at_least=10) == [*curated, *specific]
 
 
 def test_one_item_of_a_list_the_evidence_spells_out_is_not_named_as_the_answer() -> None:

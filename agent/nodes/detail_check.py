@@ -29,18 +29,20 @@ def shown_answer_misses_detail(kb: KnowledgeBase, state: ConsultState, focus: Fo
     if detail is not None and shows_asked_detail(kb, question, linked_ids(state), direct, detail) is False:
         return detail
     if term_question:
-        term = missing_term(term_question, turn_entities(state), shown_texts(kb, direct))
+        term = missing_term(term_question, turn_entities(state), shown_texts(state, direct))
         if term is not None:
             return AskedDetail("term", frozenset(), term)
     return None
 
 
-def shown_texts(kb: KnowledgeBase, direct: DirectAnswerRec) -> list[str]:
-    """The shown key sentences and the passages they are quoted from: a sentence of a passage that names
-    the term is about it ("It promotes tumour growth" in a passage on TAMs)."""
+def shown_texts(state: ConsultState, direct: DirectAnswerRec) -> list[str]:
+    """The shown key sentences and the passages they are quoted from (the turn's evidence holds their text):
+    a sentence of a passage that names the term is about it ("It promotes tumour growth" in a passage on
+    TAMs)."""
+    passages = {ev["id"]: ev.get("text", "") for ev in state.get("evidence", [])}
     sentences = direct.get("sentences", [])
-    passages = kb.store.get_evidence([s["evidence_id"] for s in sentences])
-    return [s.get("text", "") for s in sentences] + [p.text for p in passages.values()]
+    quoted = dict.fromkeys(s["evidence_id"] for s in sentences)
+    return [s.get("text", "") for s in sentences] + [passages[i] for i in quoted if i in passages]
 
 
 def shows_asked_detail(

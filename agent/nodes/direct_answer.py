@@ -42,7 +42,7 @@ from agent.state import (
 from graphs.building.hypergraph import DISEASE_TYPES
 from graphs.kb import KnowledgeBase
 from graphs.model.labels import RELATIONS_FOR_LABEL, asks_for_a_differential, relations_for
-from graphs.stores.kg_facts import KGFact, kg_facts, label_mined_on_category
+from graphs.stores.kg_facts import KGFact, kg_facts, without_label_mined_on_categories
 from graphs.text.organism_names import looks_like_organism
 
 MAX_FACTS = 6
@@ -207,11 +207,14 @@ def facts_for(
         # Only the directions that answer the asked aspect: "X -has_phenotype-> hypothyroidism" names
         # diseases that present with hypothyroidism, not its symptoms (it headed "symptoms of
         # hypothyroidism" with 17-beta hydroxysteroid dehydrogenase 3 deficiency).
-        facts = [
-            f
-            for f in kg_facts(kb.store, [e["id"] for e in focus.entities], rels)
-            if answers_the_aspect(label, f, conditions) and not label_mined_on_category(kb.store, f)
-        ]
+        facts = without_label_mined_on_categories(
+            kb.store,
+            [
+                f
+                for f in kg_facts(kb.store, [e["id"] for e in focus.entities], rels)
+                if answers_the_aspect(label, f, conditions)
+            ],
+        )
         if facts:
             # One heading fits one focus entity in one direction ("Drugs the KG lists for gout" must not
             # list what another focus entity, a drug, is indicated for): keep the focus entity most of the

@@ -116,6 +116,25 @@ def label_mined_on_category(store: GraphStore, fact: KGFact, at_least: int = CAT
     the category (pain in cancer, a transplant's infection), not a treatment of it; "Drugs the KG lists for
     cancer: Clonidine; Fentanyl; Granisetron; Morphine …" headed "How is cancer treated?". Curated sources
     (Hetionet, PharmacotherapyDB) on a category are kept ("breast cancer" → anastrozole)."""
+    return label_mined_only(fact) and is_category(store, disease_of(fact), at_least)
+
+
+def without_label_mined_on_categories(
+    store: GraphStore, facts: list[KGFact], at_least: int = CATEGORY_DESCENDANTS
+) -> list[KGFact]:
+    """``facts`` without those ``label_mined_on_category`` drops, each disease's ontology read once (a
+    disease's drug facts all share it: hypertension has 111)."""
+    mined = {disease_of(f) for f in facts if label_mined_only(f)}
+    category = {d: is_category(store, d, at_least) for d in sorted(mined)}
+    return [f for f in facts if not (label_mined_only(f) and category[disease_of(f)])]
+
+
+def label_mined_only(fact: KGFact) -> bool:
+    """Whether every source of ``fact`` mines drug labels (``LABEL_MINED_SOURCES``)."""
     sources = set(fact.source.split("|")) - {""}
-    disease = fact.entity_id if fact.focus_is_head else fact.focus_id  # the drug -> disease edge's tail
-    return bool(sources) and sources <= LABEL_MINED_SOURCES and is_category(store, disease, at_least)
+    return bool(sources) and sources <= LABEL_MINED_SOURCES
+
+
+def disease_of(fact: KGFact) -> str:
+    """The disease end of a drug -> disease fact, whichever end the focus is."""
+    return fact.entity_id if fact.focus_is_head else fact.focus_id
