@@ -30,6 +30,7 @@ from agent.nodes.reading import read_evidence
 from agent.nodes.reply_sentences import reply_key_sentences
 from agent.nodes.retrieval import search_question
 from agent.nodes.sentence_text import readable
+from agent.nodes.treatment_lead import treatment_lead
 from agent.state import (
     ChainRec,
     ConsultState,
@@ -333,7 +334,9 @@ def compose_direct_answer(
     picked = reply_key_sentences(kb, state) if state.get("task") == "check_reply" else None
     lead = detail_lead(kb, question, linked_ids(state))
     if picked is None and sufficient:
-        picked = select_key_sentences(kb, question, focus, evidence, lead=lead)
+        # Failing an asked detail, a treatment question leads with a sentence naming a drug the KG lists.
+        sentence_lead = lead or treatment_lead(kb, focus, ranked)
+        picked = select_key_sentences(kb, question, focus, evidence, lead=sentence_lead)
     # KeySentence has exactly KeySentenceRec's fields: the record is the dataclass as a dict.
     sentences = [cast(KeySentenceRec, asdict(k)) for k in picked or []]
     named, named_chains = name_the_answer(kb, state, focus) if sufficient else ([], [])

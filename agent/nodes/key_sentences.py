@@ -197,12 +197,13 @@ treated?" above the gluten-free diet. Shown only when research is asked. The res
 sentence's subject: a finding ("Researchers have found …") is not research under way, nor a sentence that
 goes on to a fact ("The drug is being investigated … and in June 2017 received approval in the USA")."""
 ANAPHOR = re.compile(
-    r"^(?:(?:This|These|Such)\s+[a-z]+\b|(?:It|They)\s|(?:However|Thus|Therefore|Hence),\s|(?:In|For)\s+others\b)"
+    r"^(?:(?:This|These|Such)\s+[a-z]+\b|(?:It|They|Others)\s|(?:However|Thus|Therefore|Hence),\s|(?:In|For)\s+others\b)"
 )
 """A sentence that opens on a reference back ("This treatment is simple, inexpensive, and safe.", "It can
 last for years."), on a contrast with the sentence before ("However, you can still get other kinds of
-hepatitis.") or on a conclusion from it ("Thus, they may not be diagnosed unless …"): shown alone, it does
-not say what it is about."""
+hepatitis.") or on a conclusion from it ("Thus, they may not be diagnosed unless …"), or on "Others" ("Others
+require oral medications or insulin", said of people with type 2 diabetes): shown alone, it does not say what
+it is about."""
 
 
 def with_antecedent(r: ReadSentence, passages: dict[str, str]) -> ReadSentence:

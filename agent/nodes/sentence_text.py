@@ -15,11 +15,12 @@ from tools.ranking import word_set
 
 NAVIGATION = re.compile(
     r"^\W*(for more (information|details|about)|to learn more|learn more|see (also|the section)|visit |"
-    r"click |these resources|this section|the following (resources|organizations))",
+    r"click |these resources|this section|the following (resources|organizations)|(watch|see) the video)",
     re.IGNORECASE,
 )
 """A fact sheet's pointers to elsewhere ("For more information, see the section titled …"): a newcomer was
-shown one as a key sentence; it states nothing about the patient's question."""
+shown one as a key sentence; it states nothing about the patient's question. Nor does "(Watch the video to
+learn how one woman manages her type 2 diabetes." (shown for "How is type 2 diabetes treated?")."""
 LIST_ITEM = re.compile(r"\s*\n+\s*[-•*]\s+|\s{2,}[-•*]\s+")
 
 
