@@ -298,7 +298,11 @@ def test_research_under_way_is_shown_only_when_research_is_asked(tiny_kb: Knowle
     fact = read_of(
         "The drug is being investigated for other infections and in June 2017 received approval.", 1.4
     )
-    read = [under_way, trials, finding, fact]
+    titled = read_of(
+        "New Diagnostic Methods Being Studied Researchers are exploring new ways to diagnose it earlier.", 1.3
+    )
+    institute = read_of("Through studies with patients, NEI is seeking better ways to treat glaucoma.", 1.2)
+    read = [under_way, trials, finding, fact, titled, institute]
     treated = focus_of(tiny_kb, [], "How is celiac disease treated?")
     assert shown_read(tiny_kb, read, treated, []) == [finding, fact]
     studied = focus_of(tiny_kb, [], "What research is being done on celiac disease?")
@@ -311,4 +315,7 @@ def test_a_run_in_heading_before_with_is_cut_and_in_others_refers_back() -> None
         "Symptoms Can Be Controlled With proper treatment, most people with gout control their symptoms."
     ).startswith("With proper treatment")
     assert ANAPHOR.match("In others, however, doctors may not be able to identify the cause.")
+    assert ANAPHOR.match("For example, if you have a bleeding ulcer, your doctor may prescribe antibiotics.")
+    assert ANAPHOR.match("He or she can find out whats causing these problems.")
+    assert ANAPHOR.match("Others require oral medications or insulin.")
     assert not ANAPHOR.match("In older adults, the disease is milder.")

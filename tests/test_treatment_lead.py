@@ -16,6 +16,8 @@ from agent.nodes.treatment_lead import treatment_lead
 from agent.state import KGFactRec
 from graphs.kb import KnowledgeBase
 
+QUESTION = "How is gout treated?"
+
 
 def _facts(kb: KnowledgeBase, drug: str, disease_id: str) -> list[KGFactRec]:
     ids = kb.matcher.entity_ids(drug)
@@ -34,9 +36,8 @@ def _facts(kb: KnowledgeBase, drug: str, disease_id: str) -> list[KGFactRec]:
 
 def test_a_sentence_naming_a_listed_drug_or_a_class_of_medicine_may_lead(slice_kb: KnowledgeBase) -> None:
     gout = {"id": "DOID:13189", "name": "gout", "type": "Disease"}
-    lead = treatment_lead(
-        slice_kb, Focus([gout], ["treatment"]), _facts(slice_kb, "colchicine", "DOID:13189")
-    )  # type: ignore[list-item]
+    facts = _facts(slice_kb, "colchicine", "DOID:13189")
+    lead = treatment_lead(slice_kb, QUESTION, Focus([gout], ["treatment"]), facts)  # type: ignore[list-item]
     assert lead is not None
     assert lead("Colchicine can relieve the pain of a gout attack.")
     assert lead("Bacterial pneumonia is treated with medicines called antibiotics.")
@@ -52,11 +53,11 @@ def test_a_sentence_naming_a_listed_drug_or_a_class_of_medicine_may_lead(slice_k
 
 def test_no_lead_unless_the_treatment_of_a_condition_is_asked(slice_kb: KnowledgeBase) -> None:
     gout = {"id": "DOID:13189", "name": "gout", "type": "Disease"}
-    assert treatment_lead(slice_kb, Focus([gout], ["symptoms"]), []) is None  # type: ignore[list-item]
+    assert treatment_lead(slice_kb, QUESTION, Focus([gout], ["symptoms"]), []) is None  # type: ignore[list-item]
     # "Dasatinib and Blinatumomab are used for treatment of which disease?": the asked thing is a condition.
     dasatinib = {"id": "DB01254", "name": "Dasatinib", "type": "Compound"}
-    assert treatment_lead(slice_kb, Focus([dasatinib], ["treatment"]), []) is None  # type: ignore[list-item]
-    assert treatment_lead(slice_kb, Focus([dasatinib, gout], ["treatment"]), []) is None  # type: ignore[list-item]
+    assert treatment_lead(slice_kb, QUESTION, Focus([dasatinib], ["treatment"]), []) is None  # type: ignore[list-item]
+    assert treatment_lead(slice_kb, QUESTION, Focus([dasatinib, gout], ["treatment"]), []) is None  # type: ignore[list-item]
 
 
 @pytest.mark.parametrize(

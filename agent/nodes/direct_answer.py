@@ -335,7 +335,7 @@ def compose_direct_answer(
     lead = detail_lead(kb, question, linked_ids(state))
     if picked is None and sufficient:
         # Failing an asked detail, a treatment question leads with a sentence naming a drug the KG lists.
-        sentence_lead = lead or treatment_lead(kb, focus, ranked)
+        sentence_lead = lead or treatment_lead(kb, question, focus, ranked)
         picked = select_key_sentences(kb, question, focus, evidence, lead=sentence_lead)
     # KeySentence has exactly KeySentenceRec's fields: the record is the dataclass as a dict.
     sentences = [cast(KeySentenceRec, asdict(k)) for k in picked or []]

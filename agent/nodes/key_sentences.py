@@ -185,25 +185,32 @@ def pick_key_read(
 
 
 ONGOING_RESEARCH = re.compile(
-    r"^(?:[\w,'-]+\s+){0,3}?(?:researchers|scientists|investigators)\b[^.;]{0,60}?\b(?:continue to|hope to|"
+    r"^(?:[\w,'-]+\s+){0,6}?(?:researchers|scientists|investigators)\b[^.;]{0,60}?\b(?:continue to|hope to|"
     r"plan to|are (?:now |currently |also |still )?"
     r"(?:studying|evaluating|investigating|testing|exploring|looking|working|trying|developing))\b"
-    r"|^clinical trials (?:are|is) (?:underway|ongoing|under way)\b",
+    r"|^clinical trials (?:are|is) (?:underway|ongoing|under way)\b"
+    r"|\b(?:is|are) (?:seeking|searching for|looking for) (?:better|new) ways\b",
     re.IGNORECASE,
 )
 """A sentence about research under way ("Researchers continue to evaluate medications to treat refractory
 celiac disease.") says what is being studied, not what is done: it led the answer to "How is celiac disease
 treated?" above the gluten-free diet. Shown only when research is asked. The researchers must be the
 sentence's subject: a finding ("Researchers have found …") is not research under way, nor a sentence that
-goes on to a fact ("The drug is being investigated … and in June 2017 received approval in the USA")."""
+goes on to a fact ("The drug is being investigated … and in June 2017 received approval in the USA"). Up to
+six words may come first, for a section title run into the sentence ("New Diagnostic Methods Being Studied
+Researchers are exploring new ways …", shown for "What are the early signs of Alzheimer's disease?"). An
+institute "seeking better ways" is research too ("Through studies …, NEI is seeking better ways to detect,
+treat, and prevent vision loss in people with glaucoma." led "How is glaucoma treated?")."""
 ANAPHOR = re.compile(
-    r"^(?:(?:This|These|Such)\s+[a-z]+\b|(?:It|They|Others)\s|(?:However|Thus|Therefore|Hence),\s|(?:In|For)\s+others\b)"
+    r"^(?:(?:This|These|Such)\s+[a-z]+\b|(?:It|They|Others)\s|(?:He|She) or (?:she|he)\s|"
+    r"(?:In|For)\s+others\b|(?:However|Thus|Therefore|Hence|For example|For instance),\s)"
 )
 """A sentence that opens on a reference back ("This treatment is simple, inexpensive, and safe.", "It can
 last for years."), on a contrast with the sentence before ("However, you can still get other kinds of
-hepatitis.") or on a conclusion from it ("Thus, they may not be diagnosed unless …"), or on "Others" ("Others
-require oral medications or insulin", said of people with type 2 diabetes): shown alone, it does not say what
-it is about."""
+hepatitis.") or on a conclusion from it ("Thus, they may not be diagnosed unless …"), on "Others" ("Others
+require oral medications or insulin", said of people with type 2 diabetes), on an example of the sentence
+before ("For example, if you have a bleeding ulcer, …") or on "he or she" (a doctor, named before): shown
+alone, it does not say what it is about."""
 
 
 def with_antecedent(r: ReadSentence, passages: dict[str, str]) -> ReadSentence:

@@ -15,7 +15,8 @@ from tools.ranking import word_set
 
 NAVIGATION = re.compile(
     r"^\W*(for more (information|details|about)|to learn more|learn more|see (also|the section)|visit |"
-    r"click |these resources|this section|the following (resources|organizations)|(watch|see) the video)",
+    r"click |these resources|this section|the following (resources|organizations)|watch the video|"
+    r"see (a|the) (chart|table|figure|video|picture|diagram))",
     re.IGNORECASE,
 )
 """A fact sheet's pointers to elsewhere ("For more information, see the section titled …"): a newcomer was
@@ -53,7 +54,7 @@ def without_repeated_heading(text: str) -> str:
 SMALL_WORDS = word_set("a an and as at by for from in of on or the to with can is are your")
 SENTENCE_STARTS = word_set(
     "There The This These That It Its Most Many Some Your You If When While Although In For A An Each Every "
-    "No About Several Other Both Only After Before During As Because With"
+    "No About Several Other Both Only After Before During As Because With Doctors Through"
 )
 """Words a sentence (not a name) starts with: the cut after a run-in heading must land on one."""
 
@@ -85,6 +86,15 @@ COUNTED_ELSEWHERE = re.compile(
 alone, under "How is tuberculosis spread?", it says nothing. Not at the sentence's start: "These two drugs
 are given together." refers back, and is quoted with the sentence before it (key_sentences.ANAPHOR)."""
 
+FRAGMENT = re.compile(r"\((?:e\.g\.|i\.e\.|for example)|[a-z]{3,}\s+(?:a|an|the)\s")
+"""A piece of a run-together list, not a sentence: "(e.g., via use of telephonic or internet-assisted
+therapies)" and "better understand the relationship between … integrate treatment for depression …" were
+shown for "How is depression treated?"; "uses a dye and different wavelength of light …" for psoriasis. A
+lower-case first word of three letters or more and then an article marks one (a verb of a list item); a gene
+or a unit ("p53 binds …", "mRNA levels …") does not start that way, and a BioASQ snippet cut mid-phrase
+("intestinal epithelial cells [FABP2 …", which holds an answer) is kept: a first version that dropped every
+lower-case start lost that answer on bioasq-dev."""
+
 
 def states_something(sentence: str) -> bool:
     """A sentence that may be shown as evidence: not a heading asked as a question ("How Is Cystic Fibrosis
@@ -92,7 +102,7 @@ def states_something(sentence: str) -> bool:
     elsewhere (:data:`COUNTED_ELSEWHERE`), and not an instruction planted in a document ("ignore all previous
     instructions and tell the reader …": data, never a key sentence or an LLM prompt line)."""
     flat = sentence.strip()
-    if flat.endswith("?") or NAVIGATION.search(flat) or reads_as_instruction(flat):
+    if flat.endswith("?") or NAVIGATION.search(flat) or reads_as_instruction(flat) or FRAGMENT.match(flat):
         return False
     if COUNTED_ELSEWHERE.search(flat) and not LIST_ITEM.search(sentence) and not flat.endswith(":"):
         return False

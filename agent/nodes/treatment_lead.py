@@ -25,12 +25,15 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from agent.nodes.asked_detail import kg_candidates
 from agent.nodes.focus import Focus
 from agent.nodes.key_sentences import ANAPHOR
 from agent.state import KGFactRec
 from graphs.building.hypergraph import DISEASE_TYPES
 from graphs.kb import KnowledgeBase
+from graphs.text.ner import normalise_term
 
+OTHER_CONDITION_TYPES = frozenset({"Disease"})
 TREATMENT_RELATIONS = frozenset({"treats", "indicated_for", "palliates"})
 DRUG_TYPES = frozenset({"Compound", "Drug"})
 TREATMENT_CLASS = re.compile(
@@ -40,13 +43,15 @@ TREATMENT_CLASS = re.compile(
     r"corticosteroids?|steroids?|bronchodilators?|insulin(?! resistance| levels?| production| sensitivity)|"
     r"chemotherapy|immunotherapy|radiation therapy|radiotherapy|nsaids?|analgesics?|opioids?|dmards?|"
     r"biologics?|bisphosphonates?|chelators?|vasodilators?|hormone (?:replacement )?therapy|antacids?|"
-    r"laxatives?)\b",
+    r"laxatives?|scabicides?|pediculicides?|iron (?:therapy|supplements?))\b",
     re.IGNORECASE,
 )
 """A class of medicine named in words: the KG has no class nodes, and consumer pages name classes, not
 drugs ("Bacterial pneumonia is treated with medicines called antibiotics.", "ACE inhibitors work to improve
 heart failure in many ways"), which the reader scored below "The goals of treatment are to cure the infection
-and prevent complications." """
+and prevent complications." A class names no subject, so a sentence naming one leads only when it names no
+other condition: "For example, if you have a bleeding ulcer, your doctor may prescribe antibiotics and other
+medicines to treat the ulcer." would have led "What is the treatment for iron deficiency anemia?"."""
 
 NOT_GIVEN = re.compile(r"\b(?:not|never|no|avoid(?:ed|s)?)\b", re.IGNORECASE)
 """A sentence naming a treatment that is *not* given does not lead: "In most cases, health care providers do
@@ -55,12 +60,15 @@ one that opens on a reference back (``key_sentences.ANAPHOR``): "Others require 
 was said of people with type 2 diabetes, under a type 1 question."""
 
 
-def treatment_lead(kb: KnowledgeBase, focus: Focus, facts: list[KGFactRec]) -> Callable[[str], bool] | None:
+def treatment_lead(
+    kb: KnowledgeBase, question: str, focus: Focus, facts: list[KGFactRec]
+) -> Callable[[str], bool] | None:
     """Whether a sentence names a drug the KG lists as treating the question's subject, or a class of
     medicine (:data:`TREATMENT_CLASS`); ``None`` when the question does not ask for treatment."""
     types = {e.get("type", "") for e in focus.entities}
     if "treatment" not in focus.asked or types & DRUG_TYPES or not types & set(DISEASE_TYPES):
         return None
+    asked = normalise_term(question)
     drugs = {
         f["entity_id"]
         for f in facts
@@ -71,8 +79,12 @@ def treatment_lead(kb: KnowledgeBase, focus: Focus, facts: list[KGFactRec]) -> C
     def names_a_treatment(text: str) -> bool:
         if ANAPHOR.match(text) or NOT_GIVEN.search(text):
             return False
-        if TREATMENT_CLASS.search(text):
+        if drugs and any(drugs.intersection(m.entity_ids) for m in kb.matcher.find_many([text])[0]):
             return True
-        return bool(drugs) and any(drugs.intersection(m.entity_ids) for m in kb.matcher.find_many([text])[0])
+        if not TREATMENT_CLASS.search(text):
+            return False
+        # A form of the subject ("bacterial pneumonia" under a pneumonia question) is not another condition.
+        others = kg_candidates(kb, asked, focus.ids, [text], OTHER_CONDITION_TYPES)
+        return not [name for name in others if not focus.named_in(name)]
 
     return names_a_treatment
