@@ -85,3 +85,20 @@ def test_first_ask_builds_the_default_kb_and_answers_with_citations(tmp_path: Pa
     )
     assert claims[1]["decided_by"] == "restatement"
     assert claims[1]["quotes"] == ["Dengue does not spread from person to person."]
+    # A yes/no question about a linked treatment is answered only by evidence that names it: hormone
+    # *replacement* therapy is not the breast-cancer hormone therapy (tamoxifen) the reader read as answering.
+    proc = ask_json(
+        "Should a woman with a history of breast cancer take hormone replacement therapy?", env, 600
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    answer = json.loads(proc.stdout)["answer"]
+    assert answer["status"] == "insufficient", answer["text"]
+    assert "a passage naming Hormone Replacement Therapy" in answer["verdict"]["missing_labels"], answer[
+        "verdict"
+    ]
+    # A treatment question leads with the sentence that names the drugs (agent/nodes/treatment_lead.py).
+    proc = ask_json("What is the recommended treatment for latent tuberculosis?", env, 600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    answer = json.loads(proc.stdout)["answer"]
+    assert answer["status"] == "answered", answer["text"]
+    assert "isoniazid" in answer["direct"]["sentences"][0]["text"], answer["direct"]["sentences"]

@@ -8,13 +8,17 @@ to lead with the sentence that names it; the question-reading half (asked_detail
 
 from __future__ import annotations
 
+import re
+
+from agent.nodes.answer_candidates import YES_NO
 from agent.nodes.asked_detail import AskedDetail, asked_detail, names_in
 from agent.nodes.asked_term import asked_about, missing_term, turn_entities
 from agent.nodes.direct_answer import compose_direct_answer, linked_ids
-from agent.nodes.focus import Focus
+from agent.nodes.focus import Focus, is_tentative
 from agent.nodes.retrieval import search_question
-from agent.state import ConsultState, DirectAnswerRec
+from agent.state import ConsultState, DirectAnswerRec, EntityRec
 from graphs.kb import KnowledgeBase
+from tools.candidate_terms import is_generic
 
 
 def shown_answer_misses_detail(kb: KnowledgeBase, state: ConsultState, focus: Focus) -> AskedDetail | None:
@@ -29,10 +33,50 @@ def shown_answer_misses_detail(kb: KnowledgeBase, state: ConsultState, focus: Fo
     if detail is not None and shows_asked_detail(kb, question, linked_ids(state), direct, detail) is False:
         return detail
     if term_question:
-        term = missing_term(term_question, turn_entities(state), shown_texts(state, direct))
+        texts = shown_texts(state, direct)
+        term = missing_term(term_question, turn_entities(state), texts) or missing_intervention(
+            kb, state, term_question, texts
+        )
         if term is not None:
             return AskedDetail("term", frozenset(), term)
     return None
+
+
+DRUG_TYPES = frozenset({"Compound", "Drug"})
+INFORMATION_REQUEST = re.compile(r"^\s*do you have (?:any )?information\b", re.IGNORECASE)
+"""MedQuAD's overview template ("Do you have information about Healthy Aging"): a request, not a yes/no."""
+
+
+def names_an_intervention(entity: EntityRec) -> bool:
+    """A confident link to a drug, or to a concept the question names in more than one word: "shot" linked
+    to "Childhood Immunization" in "Can I still get the shingles shot?" — one loose word is no name to hold
+    the evidence to."""
+    surface = entity.get("surface", "")
+    kind = entity.get("type")
+    wordy = kind == "Concept" and len(surface.split()) > 1
+    return (kind in DRUG_TYPES or wordy) and not is_tentative(entity) and not is_generic(surface)
+
+
+def missing_intervention(
+    kb: KnowledgeBase, state: ConsultState, question: str, texts: list[str]
+) -> str | None:
+    """The name of a treatment or exposure a short yes/no question asks about (a confidently linked drug or
+    concept) that neither the shown sentences nor their passages name under any of its KG names; ``None``
+    when each is named or the question is not a yes/no.
+
+    Why: "Should a woman with a history of breast cancer take hormone replacement therapy?" was answered
+    (p 0.97) with "Hormonal therapy keeps cancer cells from getting the hormones they need to grow." and
+    tamoxifen — the anti-hormone treatment of the cancer, nearly the opposite of what was asked. The reader
+    reads "hormonal therapy" as on the question; the KG's names of the linked concept (HRT, estrogen
+    replacement therapy, menopausal hormone therapy) say it is another thing."""
+    if not YES_NO.search(question) or INFORMATION_REQUEST.search(question):
+        return None
+    asked = [e for e in turn_entities(state) if names_an_intervention(e)]
+    if not asked or not texts:
+        return None
+    named = {i for mentions in kb.matcher.find_many(texts) for m in mentions for i in m.entity_ids}
+    missing = [e for e in asked if e["id"] not in named]
+    return missing[0]["name"] if missing else None
 
 
 def shown_texts(state: ConsultState, direct: DirectAnswerRec) -> list[str]:
