@@ -73,6 +73,9 @@ def read_of(*texts: str) -> list[str]:
         ("My child has a barking cough and fever at night. What could it be?", "condition"),
         ("What is the differential for a barking cough?", "condition"),
         ("Which R/Bioconductor package visualizes differential amino acid group usage?", "other"),  # not a Dx
+        ("When should a child with fever see a doctor?", "care"),
+        ("When is it time to call the doctor about a cough?", "care"),
+        ("When is surgery needed for kidney stones?", None),
     ],
 )
 def test_the_kind_of_detail_asked(question: str, kind: str | None) -> None:
@@ -92,6 +95,19 @@ def test_a_mutation_is_named_only_by_a_code_the_question_lacks(tiny_kb: Knowledg
     # Numbers glued to words are not codes: a 10-year study in the 1990s names no mutation.
     dated = read_of("A 10-year study of CFTR in the 1990s used 2nd-line tests.")
     assert names_in(tiny_kb, question, set(), dated) is False
+
+
+def test_when_to_seek_care_is_named_by_care_and_a_circumstance(tiny_kb: KnowledgeBase) -> None:
+    """ "When should a child with fever see a doctor?" was answered with "Adults can also take aspirin, but
+    children with fevers should not take aspirin." """
+    question = "When should a child with fever see a doctor?"
+    assert names_in(tiny_kb, question, set(), ["Children with fevers should not take aspirin."]) is False
+    # A doctor without a circumstance is not when to go.
+    assert names_in(tiny_kb, question, set(), ["Fever is a common reason to visit the doctor."]) is False
+    assert (
+        names_in(tiny_kb, question, set(), ["Call your doctor if the fever lasts more than 3 days."]) is True
+    )
+    assert names_in(tiny_kb, question, set(), ["Get medical help right away if a headache follows a blow."])
 
 
 def test_a_level_is_named_by_a_number_with_a_unit_not_by_a_duration(tiny_kb: KnowledgeBase) -> None:

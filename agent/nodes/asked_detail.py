@@ -121,6 +121,27 @@ YEAR = re.compile(
 )
 """A year from 1800 to 2099 standing alone ("in June 2017,"), not part of a number ("2.2017", "12,017")
 or a count ("2000 patients")."""
+WHEN_TO_SEEK_CARE = re.compile(
+    r"^\s*when\s+(?:should|do|does|must|to|is it time to)\b.{0,60}?\b(?:see|call|contact|visit|go to)\s+"
+    r"(?:a|the|my|your|our)?\s*(?:doctor|physician|health care provider|gp|pediatrician|hospital|er)\b",
+    re.IGNORECASE,
+)
+"""A question for when to seek care ("When should a child with fever see a doctor?"): its answer names the
+circumstances *with* the care to seek. It was answered with "Adults can also take aspirin, but children with
+fevers should not take aspirin." from the fever page."""
+SEEKS_CARE = re.compile(
+    r"\b(?:see|call|contact|visit|tell|talk (?:to|with)|check with|let)\s+(?:a|the|your)\s+(?:\w+\s+)?"
+    r"(?:doctor|physician|health care provider|provider|pediatrician|nurse)\b|"
+    r"\b(?:seek|get|need|require|call for)\s+(?:\w+\s+)?(?:medical )?(?:care|help|attention)\b|"
+    r"\b(?:emergency room|emergency care|911)\b",
+    re.IGNORECASE,
+)
+WHEN_CONDITION = re.compile(
+    r"\b(?:if|when|whenever|unless|as soon as|should|must|right away|immediately)\b", re.I
+)
+"""A sentence that names care to seek, and when ("Call your doctor if the fever lasts more than three
+days", "Let your health care provider know if you have sudden, severe headaches"): "It's a major reason
+people miss days at work or school or visit the doctor." names a doctor and no circumstance."""
 HOW_LONG = re.compile(r"^\s*how\s+long\b(?!\s+in\b)", re.IGNORECASE)
 """A question for a length of time; "How long in bp is …" asks for a length, not a duration."""
 _COUNT = (
@@ -220,6 +241,8 @@ def asked_detail(question: str) -> AskedDetail | None:
     if many:
         counted = phrase_up_to(" ".join(question[many.end() :].split()[:3]), 10**6)
         return AskedDetail("quantity", frozenset(), f"number of {counted}".strip())
+    if WHEN_TO_SEEK_CARE.search(question):
+        return AskedDetail("care", frozenset(), "when to seek care")
     if HOW_LONG.search(question):
         state = duration_of(question)
         return AskedDetail("duration", frozenset(), *(state or ("duration", None)))
@@ -249,7 +272,7 @@ def asked_detail(question: str) -> AskedDetail | None:
     return kind_in_words(words)
 
 
-LEADING_KINDS = frozenset({"duration", "code", "year", "condition"})
+LEADING_KINDS = frozenset({"duration", "code", "year", "condition", "care"})
 """Kinds a sentence is seen to name by its own words (a length of time, a mutation or allele code, a year),
 so the key sentences can lead with one. Not a quantity: numbers with units are everywhere in a page about the
 subject, and leading with one answered "What HbA1c level defines diabetes?" with "an A1C test result of
@@ -330,6 +353,8 @@ def names_in(
             for t in texts
             for d in DURATION.findall(t)
         )
+    if detail.kind == "care":
+        return any(SEEKS_CARE.search(t) and WHEN_CONDITION.search(t) for t in texts)
     if detail.kind == "year":
         return any(y not in asked for t in texts for y in YEAR.findall(t))
     if detail.kind == "condition":  # a KG disease the question does not name; "ECG", "MRI" are not one
