@@ -13,6 +13,7 @@ import re
 from agent.nodes.answer_candidates import YES_NO
 from agent.nodes.asked_detail import AskedDetail, asked_detail, names_in
 from agent.nodes.asked_term import asked_about, missing_term, turn_entities
+from agent.nodes.comparison import compared_subjects
 from agent.nodes.direct_answer import compose_direct_answer, linked_ids
 from agent.nodes.focus import Focus, is_tentative
 from agent.nodes.retrieval import search_question
@@ -39,6 +40,19 @@ def shown_answer_misses_detail(kb: KnowledgeBase, state: ConsultState, focus: Fo
         )
         if term is not None:
             return AskedDetail("term", frozenset(), term)
+        subject = uncompared_subject(term_question, focus, texts)
+        if subject is not None:
+            return AskedDetail("subject", frozenset(), subject)
+    return None
+
+
+def uncompared_subject(question: str, focus: Focus, texts: list[str]) -> str | None:
+    """The name of a subject a comparing question asks about that neither the shown sentences nor their
+    passages name ("How is Crohn's disease different from ulcerative colitis?" answered from Crohn's pages
+    alone); the planner's next round then walks from it (agent/nodes/planner.py, missing entities)."""
+    for entity, pattern in compared_subjects(question, focus):
+        if not any(pattern.search(t) for t in texts):
+            return str(entity.get("surface") or entity.get("name", ""))
     return None
 
 

@@ -28,9 +28,10 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from agent.nodes.asked_term import asked_sentences, on_asked_term
+from agent.nodes.comparison import compared_subjects, covering_each_subject, with_each_subject_read
 from agent.nodes.focus import Focus
 from agent.nodes.other_condition import about_other_condition, off_subject_pages, qualified_subject_passages
-from agent.nodes.reading import MAX_CHARS, MIN_CHARS, ReadSentence, read_evidence, with_lists
+from agent.nodes.reading import MAX_CHARS, MIN_CHARS, READ_PASSAGES, ReadSentence, read_evidence, with_lists
 from agent.nodes.sentence_order import general_first, on_asked_aspect
 from agent.nodes.sentence_text import states_something
 from agent.state import EvidenceRec
@@ -149,6 +150,9 @@ def select_key_sentences(
     With the evidence reader (the default): the sentences it reads as answering (agent/nodes/reading.py),
     within ``MAX_WORDS``. Without it (weights missing or damaged; the answer's warnings say so): the cosine
     selection about the focus, as before the reader (see the module doc)."""
+    subjects = [pattern for _, pattern in compared_subjects(question, focus)]
+    if subjects:
+        evidence = with_each_subject_read(evidence, subjects, READ_PASSAGES)
     read = read_evidence(kb, question, evidence)
     if read is not None:
         return [
@@ -179,6 +183,12 @@ def pick_key_read(
     shown = [with_antecedent(r, passages) for r in lead_first(shown, lead)]
     shown = on_asked_aspect(shown, focus.asked)
     picked = pick_read(shown, max_sentences, max_words)
+    subjects = [pattern for _, pattern in compared_subjects(question, focus)]
+    if subjects:  # "How is Crohn's disease different from ulcerative colitis?": a sentence on each
+        best = max((r.score for r in shown), default=0.0)
+        picked = covering_each_subject(
+            picked, shown, subjects, lambda r: not below_floor(r, best) and len(r.text.split()) >= MIN_WORDS
+        )
     if lead is not None and picked and lead(picked[0].text):
         return picked  # the sentence naming the asked detail leads, whatever it opens on
     return general_first(picked)

@@ -117,5 +117,12 @@ def is_title(text: str) -> bool:
 
 
 def _in_title(word: str) -> bool:
-    """A word as a Title-Case heading writes it: capitalised, a number, or a small word ("of", "and")."""
-    return word[:1].isupper() or word[:1].isdigit() or word.lower() in SMALL_WORDS
+    """A word as a Title-Case heading writes it: capitalised, a number, a small word ("of", "and") or a sign
+    ("&" in "Questions & Answers: Antiviral Drugs, 2009-2010 Flu Season", quoted as the best sentence for
+    "Can antibiotics treat the flu?")."""
+    return (
+        word[:1].isupper()
+        or word[:1].isdigit()
+        or word.lower() in SMALL_WORDS
+        or not any(c.isalnum() for c in word)
+    )
