@@ -317,5 +317,8 @@ def test_a_run_in_heading_before_with_is_cut_and_in_others_refers_back() -> None
     assert ANAPHOR.match("In others, however, doctors may not be able to identify the cause.")
     assert ANAPHOR.match("For example, if you have a bleeding ulcer, your doctor may prescribe antibiotics.")
     assert ANAPHOR.match("He or she can find out whats causing these problems.")
+    from agent.nodes.key_sentences import UNRESOLVED_PERSON
+
+    assert UNRESOLVED_PERSON.match("He or she can find out whats causing these problems.")
     assert ANAPHOR.match("Others require oral medications or insulin.")
     assert not ANAPHOR.match("In older adults, the disease is milder.")

@@ -103,6 +103,7 @@ def test_a_calibrated_insufficient_verdict_does_not_name_the_rules_cosine_cut_as
         ("Questions & Answers: Antiviral Drugs, 2009-2010 Flu Season", False),
         ("See Diagnosis of TB (Fact sheet) for more information about TB diagnosis.", False),
         ("See your doctor if the rash spreads.", True),
+        ("Watch a video that explains changes in diagnostic guidelines for Alzheimers.", False),
         ("Gout attacks are treated with NSAIDs, colchicine or corticosteroids.", True),
         ("Visiting nurses can help patients who have gout take their medicines on time.", True),
     ],

@@ -181,6 +181,7 @@ def pick_key_read(
         shown_read(kb, read, focus, evidence), asked_sentences(question), focus.entities, passages
     )
     shown = [with_antecedent(r, passages) for r in lead_first(shown, lead)]
+    shown = [r for r in shown if not UNRESOLVED_PERSON.match(r.text)]
     shown = on_asked_aspect(shown, focus.asked)
     picked = pick_read(shown, max_sentences, max_words)
     subjects = [pattern for _, pattern in compared_subjects(question, focus)]
@@ -221,6 +222,12 @@ hepatitis.") or on a conclusion from it ("Thus, they may not be diagnosed unless
 require oral medications or insulin", said of people with type 2 diabetes), on an example of the sentence
 before ("For example, if you have a bleeding ulcer, …") or on "he or she" (a doctor, named before): shown
 alone, it does not say what it is about."""
+
+
+UNRESOLVED_PERSON = re.compile(r"^(?:He|She) or (?:she|he)\b")
+"""A sentence still opening on "he or she" after ``with_antecedent`` has no sentence before it to say
+who: "He or she can find out whats causing these problems." was shown for the early signs of Alzheimer's
+disease."""
 
 
 def with_antecedent(r: ReadSentence, passages: dict[str, str]) -> ReadSentence:

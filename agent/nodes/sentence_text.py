@@ -15,7 +15,7 @@ from tools.ranking import word_set
 
 NAVIGATION = re.compile(
     r"^\W*(for more (information|details|about)|to learn more|learn more|see (also|the section)|visit |"
-    r"click |these resources|this section|the following (resources|organizations)|watch the video|"
+    r"click |these resources|this section|the following (resources|organizations)|watch (a|the) video|"
     r"see (a|the) (chart|table|figure|video|picture|diagram)|"
     r"see .{0,80}?\bfor (more|further) (information|details))",
     re.IGNORECASE,
