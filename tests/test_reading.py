@@ -321,4 +321,6 @@ def test_a_run_in_heading_before_with_is_cut_and_in_others_refers_back() -> None
 
     assert UNRESOLVED_PERSON.match("He or she can find out whats causing these problems.")
     assert ANAPHOR.match("Others require oral medications or insulin.")
+    assert ANAPHOR.match("In most people, this raises blood sugar.")
+    assert not ANAPHOR.match("In most people, the infection clears up on its own.")
     assert not ANAPHOR.match("In older adults, the disease is milder.")

@@ -214,14 +214,16 @@ institute "seeking better ways" is research too ("Through studies …, NEI is se
 treat, and prevent vision loss in people with glaucoma." led "How is glaucoma treated?")."""
 ANAPHOR = re.compile(
     r"^(?:(?:This|These|Such)\s+[a-z]+\b|(?:It|They|Others)\s|(?:He|She) or (?:she|he)\s|"
-    r"(?:In|For)\s+others\b|(?:However|Thus|Therefore|Hence|For example|For instance),\s)"
+    r"(?:In|For)\s+others\b|(?:However|Thus|Therefore|Hence|For example|For instance),\s|"
+    r"(?:In|For|At|By|With|Without)\s[^,.]{1,40},\s+(?:this|these|it|they)\s)"
 )
 """A sentence that opens on a reference back ("This treatment is simple, inexpensive, and safe.", "It can
 last for years."), on a contrast with the sentence before ("However, you can still get other kinds of
 hepatitis.") or on a conclusion from it ("Thus, they may not be diagnosed unless …"), on "Others" ("Others
 require oral medications or insulin", said of people with type 2 diabetes), on an example of the sentence
-before ("For example, if you have a bleeding ulcer, …") or on "he or she" (a doctor, named before): shown
-alone, it does not say what it is about."""
+before ("For example, if you have a bleeding ulcer, …"), on "he or she" (a doctor, named before), or on
+"this" after a short opening phrase ("In most people, this raises blood sugar."): shown alone, it does not
+say what it is about."""
 
 
 UNRESOLVED_PERSON = re.compile(r"^(?:He|She) or (?:she|he)\b")
