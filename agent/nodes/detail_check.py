@@ -1,6 +1,7 @@
 """The asked-detail check after the "answered" model: does the direct answer, composed as it would be shown,
-name the detail the question asks for (agent/nodes/asked_detail.py says what each kind of detail is), and
-the question's own unlinked term (agent/nodes/asked_term.py)?
+name the detail the question asks for (agent/nodes/asked_detail.py says what each kind of detail is), the
+question's own unlinked term (agent/nodes/asked_term.py), the treatment a yes/no question asks about
+(``missing_intervention``) and each thing a comparison compares (agent/nodes/comparison.py)?
 
 Why a module of its own: the check composes the direct answer, and the direct answer reads the asked detail
 to lead with the sentence that names it; the question-reading half (asked_detail.py) imports neither.

@@ -1,4 +1,5 @@
-"""A treatment question's answer leads with a sentence that names a treatment the KG corroborates.
+"""A treatment question's answer leads with a sentence that names a treatment: a drug the KG lists for the
+subject, or a class of medicine.
 
 Why: the reader scores a sentence for being on the question, not for naming what was asked, and on
 treatment questions it prefers the page's topic sentence. "What is the recommended treatment for latent
