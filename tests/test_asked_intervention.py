@@ -55,3 +55,14 @@ def test_no_check_for_an_overview_request_a_one_word_concept_or_a_tentative_link
     )
     tentative = {**METFORMIN, "method": "embedding", "score": 0.72, "surface": "metformin"}
     assert missing_intervention(slice_kb, _state(tentative), "Is metformin safe?", off_topic) is None
+
+
+def test_kg_facts_are_shown_for_a_yes_no_treatment_question_only_when_they_name_the_treatment() -> None:
+    from agent.nodes.asked_intervention import names_the_asked_intervention
+
+    question = "Is metformin safe in pregnancy?"
+    breast_cancer_drugs = [{"entity_id": "DRUGBANK:DB00675", "entity_name": "Tamoxifen"}]
+    with_metformin = [*breast_cancer_drugs, {"entity_id": METFORMIN["id"], "entity_name": "Metformin"}]
+    assert not names_the_asked_intervention(_state(METFORMIN), question, breast_cancer_drugs)  # type: ignore[arg-type]
+    assert names_the_asked_intervention(_state(METFORMIN), question, with_metformin)  # type: ignore[arg-type]
+    assert names_the_asked_intervention(_state(METFORMIN), "How is diabetes treated?", breast_cancer_drugs)  # type: ignore[arg-type]

@@ -9,18 +9,15 @@ to lead with the sentence that names it; the question-reading half (asked_detail
 
 from __future__ import annotations
 
-import re
-
-from agent.nodes.answer_candidates import YES_NO
 from agent.nodes.asked_detail import AskedDetail, asked_detail, names_in
+from agent.nodes.asked_intervention import asked_interventions
 from agent.nodes.asked_term import asked_about, missing_term, turn_entities
 from agent.nodes.comparison import compared_subjects
 from agent.nodes.direct_answer import compose_direct_answer, linked_ids
-from agent.nodes.focus import Focus, is_tentative
+from agent.nodes.focus import Focus
 from agent.nodes.retrieval import search_question
-from agent.state import ConsultState, DirectAnswerRec, EntityRec
+from agent.state import ConsultState, DirectAnswerRec
 from graphs.kb import KnowledgeBase
-from tools.candidate_terms import is_generic
 
 
 def shown_answer_misses_detail(kb: KnowledgeBase, state: ConsultState, focus: Focus) -> AskedDetail | None:
@@ -57,21 +54,6 @@ def uncompared_subject(question: str, focus: Focus, texts: list[str]) -> str | N
     return None
 
 
-DRUG_TYPES = frozenset({"Compound", "Drug"})
-INFORMATION_REQUEST = re.compile(r"^\s*do you have (?:any )?information\b", re.IGNORECASE)
-"""MedQuAD's overview template ("Do you have information about Healthy Aging"): a request, not a yes/no."""
-
-
-def names_an_intervention(entity: EntityRec) -> bool:
-    """A confident link to a drug, or to a concept the question names in more than one word: "shot" linked
-    to "Childhood Immunization" in "Can I still get the shingles shot?" — one loose word is no name to hold
-    the evidence to."""
-    surface = entity.get("surface", "")
-    kind = entity.get("type")
-    wordy = kind == "Concept" and len(surface.split()) > 1
-    return (kind in DRUG_TYPES or wordy) and not is_tentative(entity) and not is_generic(surface)
-
-
 def missing_intervention(
     kb: KnowledgeBase, state: ConsultState, question: str, texts: list[str]
 ) -> str | None:
@@ -84,9 +66,7 @@ def missing_intervention(
     tamoxifen — the anti-hormone treatment of the cancer, nearly the opposite of what was asked. The reader
     reads "hormonal therapy" as on the question; the KG's names of the linked concept (HRT, estrogen
     replacement therapy, menopausal hormone therapy) say it is another thing."""
-    if not YES_NO.search(question) or INFORMATION_REQUEST.search(question):
-        return None
-    asked = [e for e in turn_entities(state) if names_an_intervention(e)]
+    asked = asked_interventions(state, question)
     if not asked or not texts:
         return None
     named = {i for mentions in kb.matcher.find_many(texts) for m in mentions for i in m.entity_ids}

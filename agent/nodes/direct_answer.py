@@ -23,6 +23,7 @@ from typing import cast
 
 from agent.nodes.answer_candidates import YES_NO, asks_for_a_name, is_list_question, named_answers, vote
 from agent.nodes.asked_detail import detail_lead
+from agent.nodes.asked_intervention import names_the_asked_intervention
 from agent.nodes.asked_term import asked_about, asks_about_unlinked, on_asked_term
 from agent.nodes.focus import Focus
 from agent.nodes.key_sentences import select_key_sentences, shown_read
@@ -328,6 +329,8 @@ def compose_direct_answer(
     heading, ranked = (
         ("", []) if no_facts else facts_for(kb, focus, evidence, conditions_asked_about(state, focus))
     )
+    if not names_the_asked_intervention(state, asked_about(state, question), ranked):
+        heading, ranked = "", []  # "… take hormone replacement therapy?": breast cancer's drugs are not asked
     shown = ranked[:MAX_FACTS]
     # A checked reply shows what the evidence says about each of its claims, whatever the reply read as a
     # question would be judged (its verdicts lead the answer; agent/nodes/reply_sentences.py).
