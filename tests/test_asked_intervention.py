@@ -65,4 +65,6 @@ def test_kg_facts_are_shown_for_a_yes_no_treatment_question_only_when_they_name_
     with_metformin = [*breast_cancer_drugs, {"entity_id": METFORMIN["id"], "entity_name": "Metformin"}]
     assert not names_the_asked_intervention(_state(METFORMIN), question, breast_cancer_drugs)  # type: ignore[arg-type]
     assert names_the_asked_intervention(_state(METFORMIN), question, with_metformin)  # type: ignore[arg-type]
+    by_name = [{"entity_id": "LABELEDIN:metformin", "entity_name": "metformin"}]  # the same drug, another id
+    assert names_the_asked_intervention(_state(METFORMIN), question, by_name)  # type: ignore[arg-type]
     assert names_the_asked_intervention(_state(METFORMIN), "How is diabetes treated?", breast_cancer_drugs)  # type: ignore[arg-type]

@@ -44,5 +44,9 @@ def asked_interventions(state: ConsultState, question: str) -> list[EntityRec]:
 def names_the_asked_intervention(state: ConsultState, question: str, facts: list[KGFactRec]) -> bool:
     """Whether ``facts`` may be shown for ``question``: it asks about no linked treatment, or they name
     one."""
-    asked = {e["id"] for e in asked_interventions(state, question)}
-    return not asked or bool(asked & {f.get("entity_id", "") for f in facts})
+    asked = asked_interventions(state, question)
+    if not asked:
+        return True
+    # A drug can be one KG node under two ids (DrugBank and a label's): its name says it is the same drug.
+    keys = {e["id"] for e in asked} | {e.get("name", "").lower() for e in asked}
+    return any(f.get("entity_id") in keys or f.get("entity_name", "").lower() in keys for f in facts)
