@@ -16,9 +16,9 @@ from agent.nodes.answer_candidates import YES_NO
 from agent.nodes.asked_term import turn_entities
 from agent.nodes.focus import is_tentative
 from agent.state import ConsultState, EntityRec, KGFactRec
+from graphs.text.drug_names import DRUG_TYPES
 from tools.candidate_terms import is_generic
 
-DRUG_TYPES = frozenset({"Compound", "Drug"})
 INFORMATION_REQUEST = re.compile(r"^\s*do you have (?:any )?information\b", re.IGNORECASE)
 """MedQuAD's overview template ("Do you have information about Healthy Aging"): a request, not a yes/no."""
 

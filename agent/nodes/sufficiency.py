@@ -144,15 +144,12 @@ def offline_verdict(deps: ConsultDeps, state: ConsultState) -> Verdict:
         verdict["reasons"] = [f"the evidence reader reads {said} as answering the question ({odds})"]
     elif missed is not None:
         subject = ", ".join(distinct_names(found[0].entities)) or "the question's subject"
-        asked = missed.phrase if missed.kind in ("term", "subject") else f"the {missed.phrase}"
+        named_in_question = missed.kind in ("term", "subject")  # the question's own words, not a kind
+        asked = missed.phrase if named_in_question else f"the {missed.phrase}"
         verdict["missing_entities"], verdict["missing_labels"] = [], [f"a passage naming {asked}"]
         if missed.kind == "subject":  # a compared subject: the planner's next round walks from it
             verdict["missing_entities"], verdict["missing_labels"] = [asked], []
-        what = (
-            f"{asked}, which the question asks about"
-            if missed.kind in ("term", "subject")
-            else f"{asked} asked"
-        )
+        what = f"{asked}, which the question asks about" if named_in_question else f"{asked} asked"
         verdict["reasons"] = [
             f"the passages are about {subject}, but none of the sentences that would be shown names {what}; "
             f"best: {said} ({odds} without this check)"

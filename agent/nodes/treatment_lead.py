@@ -32,11 +32,11 @@ from agent.nodes.key_sentences import ANAPHOR
 from agent.state import KGFactRec
 from graphs.building.hypergraph import DISEASE_TYPES
 from graphs.kb import KnowledgeBase
+from graphs.text.drug_names import DRUG_TYPES
 from graphs.text.ner import normalise_term
 
 OTHER_CONDITION_TYPES = frozenset({"Disease"})
 TREATMENT_RELATIONS = frozenset({"treats", "indicated_for", "palliates"})
-DRUG_TYPES = frozenset({"Compound", "Drug"})
 TREATMENT_CLASS = re.compile(
     r"\b(?:antibiotics?|antibacterials?|antivirals?|antiretrovirals?|antifungals?|antihistamines?|"
     r"antidepressants?|anticonvulsants?|antiepileptics?|antipsychotics?|anticoagulants?|antiplatelets?|"
