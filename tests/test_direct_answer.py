@@ -85,7 +85,8 @@ def test_side_effects_of_metformin_end_insufficient_with_a_short_honest_answer(
     assert "completeness" not in text and "answered probability" in text
     assert "Closest passages (not judged to answer the question)" in text
     assert "Direct answer" not in text and answer["direct"]["sentences"] == []
-    assert len({c for c in cited_ids(text) if c.startswith("E:")}) <= 3  # the verdict may quote one of them
+    # Three closest passages, and the verdict's quoted best sentence, which may come from a fourth passage.
+    assert len({c for c in cited_ids(text) if c.startswith("E:")}) <= 4
     assert len(text.splitlines()) <= 12
 
 

@@ -25,6 +25,7 @@ from graphs.vectors.search_encoder import (
 )
 from tests.tiny_kb import _qa, tiny_config
 from tools.evidence_rank import EvidenceRankRequest, evidence_rank
+from tools.query_feedback import with_feedback
 
 CFTR = "Which disease is caused by mutations in the CFTR gene?"
 CFTR_ANSWER = "A defect in the CFTR gene causes cystic fibrosis (CF)."
@@ -72,7 +73,7 @@ def test_evidence_rank_searches_and_scores_with_the_search_encoder(slice_kb: Kno
     question = "How is gout treated?"
     result = evidence_rank(slice_kb, EvidenceRankRequest(question=question, top_k=5))
     assert result.evidence and not any("search" in w for w in result.warnings)
-    probe = get_search_encoder().embed_one(question)
+    probe = with_feedback(slice_kb, get_search_encoder().embed_one(question))
     stored = slice_kb.vectors.get_vectors(SEARCH_COLLECTION, [e.id for e in result.evidence])
     for item in result.evidence:  # the score shown is the search encoder's cosine of that very passage
         assert item.scores.search == pytest.approx(float(stored[item.id] @ probe), abs=1e-4)

@@ -66,6 +66,7 @@ from tools.evidence_scoring import (
 from tools.fusion import FusionWeights, QueryFeatures, fusion_weights
 from tools.idep_features import UsedFeature
 from tools.query_aspects import query_aspects, query_vectors
+from tools.query_feedback import with_feedback
 from tools.question_match import question_cosines
 from tools.reader_rerank import rerank_with_reader
 
@@ -242,6 +243,8 @@ def evidence_rank(kb: KnowledgeBase, request: EvidenceRankRequest) -> EvidenceRa
     extra = search_candidates(kb, query_text, question, query, lexical_k, question_k)
     searcher = kb.searcher if request.search_encoder else None
     search_query = searcher.embed_one(query_text) if searcher is not None else None
+    if search_query is not None and request.vector_k:
+        search_query = with_feedback(kb, search_query)
     ids, origins, unknown, vectors, records = candidate_pool(
         kb, request.candidate_ids, request.graph_scores, request.vector_k, query, extra, search_query
     )

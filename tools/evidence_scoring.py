@@ -48,8 +48,9 @@ class ScoreBreakdown(BaseModel):
     cosine: float = Field(description="Cosine of the query to the passage under the base encoder.")
     search: float | None = Field(
         default=None,
-        description="The same under the search encoder, when the build has its vectors; blended with the "
-        "base cosine into the dense score the rank used then.",
+        description="The same under the search encoder, when the build has its vectors, to the query moved "
+        "towards its nearest passages (tools/query_feedback.py); blended with the base cosine into the dense "
+        "score the rank used then.",
     )
     fragment: float | None = Field(
         default=None, description="1.0 = the best match of some fragment; less by the cosine gap to it."
