@@ -6,7 +6,9 @@ Neither shares a question with the checker's training pairs (:mod:`evals.claim_d
 BioASQ evaluation question and the whole official PubMedQA test split.
 
 * **calibration**: the yes/no questions of ``bioasq_dev.jsonl``, and the official PubMedQA PQA-L test
-  questions that are not in ``pubmedqa_dev.jsonl`` whose id hashes into the first half;
+  questions that are not in ``pubmedqa_dev.jsonl`` whose id hashes into the first half; consumer-page
+  sentences (:func:`consumer_claims`) and 36 hand-written paraphrases (:data:`PARAPHRASE_CLAIMS`), checked
+  against the default KB;
 * **benchmark** (held out): the yes/no questions of ``bioasq_test.jsonl``, the 100 ``pubmedqa_dev`` questions
   and the other half of the remaining PubMedQA test questions, plus the 30 hand-written clinical claims of
   ``reply_claims.jsonl`` (checked against the default KB; the others against the literature profile).
@@ -30,6 +32,11 @@ from graphs.text.claims import statement_from_question
 
 EXPECTED = {"yes": "supported", "no": "contradicted", "maybe": "no evidence found"}
 REPLY_CLAIMS = EVAL_DATA / "reply_claims.jsonl"
+PARAPHRASE_CLAIMS = EVAL_DATA / "reply_claims_calibration.jsonl"
+"""36 hand-written colleague replies that paraphrase a consumer page (calibration only): the consumer
+calibration claims are the pages' own sentences, easier than any colleague's wording, so the restatement's
+paraphrase rules are developed and calibrated here and measured on the held-out 30 of ``REPLY_CLAIMS``.
+Their pages are of foci the claim checker never trained on, and none of the benchmark claims' foci."""
 SAYINGS = ("Colleague says: ", "My colleague thinks that ", "The registrar wrote: ", "The GP says ")
 
 
@@ -85,12 +92,13 @@ def literature_claims(settings: Settings, part: str, skipped: list[str]) -> Iter
             yield item
 
 
-def hand_written_claims() -> Iterator[dict[str, Any]]:
-    """The 30 hand-written clinical replies (benchmark only), checked against the default KB."""
-    for row in _rows(REPLY_CLAIMS):
+def hand_written_claims(path: Path = REPLY_CLAIMS, source: str = "hand-written") -> Iterator[dict[str, Any]]:
+    """Hand-written clinical replies checked against the default KB: the 30 of the benchmark
+    (``reply_claims.jsonl``), or the 36 paraphrases of the calibration (:data:`PARAPHRASE_CLAIMS`)."""
+    for row in _rows(path):
         yield {
             "id": row["id"],
-            "source": "hand-written",
+            "source": source,
             "question": "",
             "claim": row["claim"],
             "reply": row["reply"],
@@ -174,6 +182,7 @@ def claim_set(settings: Settings, part: str) -> tuple[list[dict[str, Any]], list
         items += hand_written_claims()
     else:
         items += consumer_claims(settings)
+        items += hand_written_claims(PARAPHRASE_CLAIMS, "paraphrase")
     return items, skipped
 
 

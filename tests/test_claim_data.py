@@ -58,7 +58,10 @@ def test_no_medquad_focus_of_an_evaluation_or_the_hand_written_claims_is_trained
     }
     sufficiency = jsonl_rows(EVAL_DATA / "sufficiency.jsonl")
     evaluated |= {focus_of[row["id"][3:]] for row in sufficiency if row["id"][3:] in focus_of}
-    claims = jsonl_rows(EVAL_DATA / "reply_claims.jsonl")
+    claims = [
+        *jsonl_rows(EVAL_DATA / "reply_claims.jsonl"),
+        *jsonl_rows(EVAL_DATA / "reply_claims_calibration.jsonl"),
+    ]
     hand = {focus_of[e["document_id"]] for row in claims for e in row["evidence"]}
     assert len(hand) >= 20 and len(evaluated) >= 30
     trained = {row["focus"].lower() for row in training if row["source"] == "medquad-mutation"}

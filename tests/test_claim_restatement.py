@@ -12,6 +12,7 @@ from agent.consult import Consultant
 from agent.nodes.claim_restatement import restated
 from graphs.kb import KnowledgeBase
 from graphs.text.negation import negated_spans
+from graphs.text.paraphrases import one_form
 from graphs.text.word_stems import claim_stem
 
 
@@ -270,3 +271,76 @@ def test_the_clause_after_a_contrast_decides_with_its_pronoun_carrying_the_condi
     # only a pronoun carries the subject: the second clause is about something else
     other = "Dirt does not cause acne, but hormones cause acne in teenagers."
     assert restated("Does dirt cause acne?", [other], conditions=("acne",)) is None
+
+
+@pytest.mark.parametrize(
+    ("question", "sentence", "affirms"),
+    [
+        # a comparison said the other way round denies the claim; the bag of words had supported it
+        (
+            "Is giant cell arteritis more common in men than in women?",
+            "Giant cell arteritis is more common in women than in men.",
+            False,
+        ),
+        (
+            "Is giant cell arteritis more common in women than in men?",
+            "Giant cell arteritis is more common in women than in men.",
+            True,
+        ),
+        # the question rewriter carries the rest of the claim after what is compared
+        (
+            "Can you lose bone faster than you make bone after about age 20?",
+            "After about age 20, you can lose bone faster than you make bone.",
+            True,
+        ),
+    ],
+)
+def test_a_comparison_is_read_in_its_order(question: str, sentence: str, affirms: bool) -> None:
+    found = restated(question, [sentence])
+    assert found is not None and found.affirms is affirms
+
+
+def test_a_comparative_claim_needs_a_sentence_that_compares() -> None:
+    question = "Is giant cell arteritis more common in men than in women?"
+    assert restated(question, ["Giant cell arteritis is more common in men and in women over 50."]) is None
+
+
+@pytest.mark.parametrize(
+    ("question", "sentence"),
+    [
+        # real MedlinePlus sentences against a colleague's wording of them
+        (
+            "Do hives usually clear up by themselves in adults?",
+            "Hives usually go away by themselves in adults.",
+        ),
+        (
+            "Does giant cell arteritis affect people over fifty?",
+            "Giant cell arteritis affects people over 50.",
+        ),
+        ("Is impetigo mostly due to staph bacteria?", "Impetigo is usually caused by staph bacteria."),
+        (
+            "Do most people with a herniated disk get better with treatment?",
+            "With treatment, most people with a herniated disk recover.",
+        ),
+        (
+            "Are diabetes and high blood pressure the leading causes of kidney disease?",
+            "Diabetes and high blood pressure are the most common causes of kidney disease.",
+        ),
+    ],
+)
+def test_common_paraphrases_meet_the_page_s_words(question: str, sentence: str) -> None:
+    found = restated(question, [sentence])
+    assert found is not None and found.affirms is True and found.sentence == sentence  # quoted as written
+
+
+def test_a_near_synonym_that_changes_strength_is_not_a_paraphrase() -> None:
+    # "often" is weaker than "usually": the page's sentence does not restate the claim
+    assert (
+        restated("Is impetigo usually caused by staph bacteria?", ["Impetigo is often caused by staph."])
+        is None
+    )
+
+
+def test_number_words_become_digits_but_one_stays_a_word() -> None:
+    assert one_form("No one over fifty is ill Two or three days.") == "No one over 50 is ill 2 or 3 days."
+    assert one_form("It goes away; colds start later.") == "It resolve; colds begin later."

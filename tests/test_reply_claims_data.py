@@ -49,3 +49,23 @@ def test_every_quote_is_verbatim_in_the_core_document_it_names() -> None:
             assert row["source"] not in CORE_EXCLUDED, (claim["id"], item["document_id"])
             assert item["url"] == row["url"], (claim["id"], item["document_id"])
             assert item["quote"] in row["answer"], (claim["id"], item["quote"])
+
+
+PARAPHRASES = REPO / "evals" / "data" / "reply_claims_calibration.jsonl"
+
+
+def test_the_calibration_paraphrases_quote_core_pages_of_other_foci_than_the_benchmark() -> None:
+    """The 36 paraphrased replies the restatement's paraphrase rules were written from (calibration only):
+    each quote verbatim in a page the default KB holds, and no page focus shared with the 30 benchmark
+    claims, so what was learnt from them is measured on other conditions."""
+    corpus = _corpus()
+    rows = [json.loads(line) for line in PARAPHRASES.read_text(encoding="utf-8").splitlines()]
+    assert len(rows) == 36 and len({r["id"] for r in rows}) == 36
+    assert Counter(r["expected"] for r in rows) == {"supported": 20, "contradicted": 16}
+    for row in rows:
+        for item in row["evidence"]:
+            page = corpus[item["document_id"]]
+            assert page["source"] not in CORE_EXCLUDED and item["quote"] in page["answer"], row["id"]
+    calibration = {corpus[i["document_id"]]["focus"].lower() for r in rows for i in r["evidence"]}
+    benchmark = {corpus[i["document_id"]]["focus"].lower() for r in _claims() for i in r["evidence"]}  # type: ignore[attr-defined]
+    assert len(calibration) >= 20 and not calibration & benchmark, sorted(calibration & benchmark)

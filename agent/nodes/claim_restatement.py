@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from agent.nodes.focus import sentences
 from graphs.text.negation import negated_spans
 from graphs.text.opposites import contrasts, exclusive_opposites, opposite_key
+from graphs.text.paraphrases import one_form
 from graphs.text.word_stems import claim_stem, claim_stems
 from tools.ranking import STOP_WORDS, content_words, word_set
 
@@ -35,8 +36,9 @@ MIN_CLAIM_WORDS = 3
 sentences that say something else of X."""
 QUESTION_WORDS = word_set(
     "is are was were do does did can could should will would has have had may might must shall "
-    "there it they this that these those"
+    "there it they this that these those true"
 )
+"""The yes/no question's own words ("true" from the rewriter's "Is it true that …", graphs/text/claims.py)."""
 FILLER_WORDS = word_set("use used uses using make makes made come comes came basically really actually")
 """Words a colleague's claim carries that no sentence needs to repeat ("is the vaccine *used* to treat …",
 "does his iron overload *come* from faulty HFE genes that *make* him absorb …")."""
@@ -111,12 +113,14 @@ def reading(
     claim_hedged: bool,
     from_title: frozenset[str] = frozenset(),
     claim_tokens: frozenset[str] = frozenset(),
+    after_than: frozenset[str] = frozenset(),
 ) -> bool | None:
     """``True`` when ``sentence`` restates and affirms the claim, ``False`` when it denies it, ``None`` when
     it does not restate it, hedges what the claim says outright, or is ambiguous. ``from_title`` are claim
     words the passage's title already says (its condition: "Stress and spicy foods do not cause ulcers" on
     "What causes Peptic Ulcer?"); the sentence need not repeat them. ``claim_tokens`` are the claim's own
-    words as written, for its opposites (graphs/text/opposites.py).
+    words as written, for its opposites (graphs/text/opposites.py). ``after_than`` are the claim words
+    a comparative claim says after its "than" (:func:`comparative_order`).
 
     Denied: some claim word is negated wherever the sentence says it, and no claim word is said both
     negated and not ("although dengue does not spread from person to person, mosquitoes spread it" is
@@ -126,6 +130,13 @@ def reading(
     word beside them ("more common in men than in women" does not affirm "more common in women")."""
     if sentence.rstrip().endswith("?"):
         return None  # a question ("Are wandering and agitation equivalent?") restates nothing
+    if after_than:
+        order = comparative_order(sentence, after_than)
+        if order is None:
+            return None
+        if order == "reversed":  # "more common in women than in men" against "… in men than in women"
+            way = reading(sentence, wanted, claim_hedged, from_title, claim_tokens)
+            return False if way is True else None
     spans = [(m.start(), m.end()) for m in _WORD.finditer(sentence) if claim_stem(m.group()) in wanted]
     said = {claim_stem(sentence[s:e]) for s, e in spans}
     missing = wanted - said - from_title
@@ -152,6 +163,47 @@ def reading(
     if any(True in ways for ways in by_word.values()):
         return False
     return None if hedged else True
+
+
+THAN = re.compile(r"\bthan\b", re.I)
+
+
+COMPARED_WORDS = 3
+"""Words after "than" that name what is compared ("than in men", "than you make bone"): a rewritten
+question may carry the rest of the claim after them ("… faster than you make bone after about age 20?")."""
+
+
+def _compared(text: str) -> tuple[set[str], set[str]] | None:
+    """(stems before "than", stems of the ``COMPARED_WORDS`` words after it), or ``None`` without "than"."""
+    parts = THAN.split(text, maxsplit=1)
+    if len(parts) < 2:
+        return None
+    return claim_stems(parts[0]), claim_stems(" ".join(parts[1].split()[:COMPARED_WORDS]))
+
+
+def after_than_words(question: str, wanted: set[str]) -> frozenset[str]:
+    """The claim words a comparative claim compares against, said right after its "than" and not before it
+    ("men" in "more common in women than in men"): empty when the claim compares nothing."""
+    compared = _compared(question)
+    return frozenset((compared[1] - compared[0]) & wanted) if compared else frozenset()
+
+
+def comparative_order(sentence: str, after_than: frozenset[str]) -> str | None:
+    """Whether ``sentence`` compares in the claim's order ("same"), the other way round ("reversed"), or
+    says no comparison of the claim's terms (``None``).
+
+    Why: the restatement compares bags of words, and "Both are more common in women than in men" holds
+    every word of "giant cell arteritis is more common in men than in women" — it *supported* that claim.
+    What follows "than" says which side is which."""
+    compared = _compared(sentence)
+    if compared is None:
+        return None
+    before, after = compared
+    if after_than <= after:
+        return "same"
+    if after_than <= before and not after_than & after:
+        return "reversed"
+    return None
 
 
 def another_relation(sentence: str, wanted: set[str], from_title: frozenset[str]) -> bool:
@@ -229,6 +281,7 @@ def _contrasted_clause(
     said_otherwise: frozenset[str],
     claim_tokens: frozenset[str],
     subject: frozenset[str],
+    after_than: frozenset[str] = frozenset(),
 ) -> tuple[str, bool | None]:
     """The reading of the one clause after a contrast ("…, but it …") that restates the claim, with the
     claim's condition words the sentence said before it carried by its pronoun; ``(sentence, None)`` when
@@ -245,7 +298,7 @@ def _contrasted_clause(
         if not CARRIED_SUBJECT.match(clause):
             continue
         before = claim_stems(sentence[: cut.start()], 2) & subject
-        way = reading(clause, wanted, claim_hedged, said_otherwise | before, claim_tokens)
+        way = reading(clause, wanted, claim_hedged, said_otherwise | before, claim_tokens, after_than)
         if way is not None:
             readings.append((clause, way))
     return readings[0] if len(readings) == 1 else (sentence, None)
@@ -281,12 +334,14 @@ def restated(
     ``entities_in`` finds a text's KG entity mentions: a claim's entity the sentence names by another of
     its KG names counts as said ("heart attack" for "myocardial infarction", "human papillomavirus" for
     "HPV")."""
+    question = one_form(question)
     wanted = claim_words(question)
     tokens = frozenset(m.group().lower() for m in _WORD.finditer(question))
+    than = after_than_words(question, wanted)
     as_sentence = question.rstrip(" ?") + "."
     if len(wanted) < MIN_CLAIM_WORDS or reading(as_sentence, wanted, True, frozenset(), tokens) is not True:
         return None  # a claim that negates some of its own words ("… who have no signs") is not read
-    named_words = [claim_stems(c, 2) & wanted for c in conditions]
+    named_words = [claim_stems(one_form(c), 2) & wanted for c in conditions]
     claim_entities = [
         (stems, ids)
         for surface, ids in (entities_in(question) if entities_in else [])
@@ -299,10 +354,11 @@ def restated(
         from_title = frozenset(w for words in named_words if words and words <= title for w in words)
         for s, e in sentences(text):
             sentence = text[s:e]
-            said = from_title | _named_otherwise(sentence, wanted - from_title, claim_entities, entities_in)
-            part, way = sentence, reading(sentence, wanted, claim_hedged, said, tokens)
+            written = one_form(sentence)  # read in the claim's forms; quoted as the page says it
+            said = from_title | _named_otherwise(written, wanted - from_title, claim_entities, entities_in)
+            part, way = written, reading(written, wanted, claim_hedged, said, tokens, than)
             if way is None:  # "X may spread nearby, but it usually does not spread to other parts of …"
-                part, way = _contrasted_clause(sentence, wanted, claim_hedged, said, tokens, subject)
+                part, way = _contrasted_clause(written, wanted, claim_hedged, said, tokens, subject, than)
             if way is not None:
                 pair = None if way else _opposite_pair(part, wanted - from_title, tokens)
                 found.append(Restatement(n, sentence, way, pair))
