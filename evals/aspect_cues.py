@@ -67,7 +67,11 @@ def main(argv: list[str] | None = None) -> int:
         "bioasq-dev answers: 'What classes of drugs does Retapamulin belong to?' was headed by the drug's "
         "indications) ask a drug's class, which is what it is, beside one asking which class treats; before "
         "DRUG_CLASS they scored 1/3 (it matches 20 of the 17,628 questions of evals/data and "
-        "../shared/data/eval, 4 of them in evals/data: the retapamulin question and these rows).",
+        "../shared/data/eval, 4 of them in evals/data: the retapamulin question and these rows). Rows "
+        "80-82 (2026-11-28, from a newcomer trial: a giant-cell-arteritis vignette ending 'What should I "
+        "suspect?' was read as asking nothing) ask which conditions to suspect, consider or rule out; "
+        "before that cue they scored 0/3 (it matches no other of the 18,009 questions of evals/data and "
+        "../shared/data/eval).",
         "",
         "| aspect | read correctly |",
         "| --- | --- |",

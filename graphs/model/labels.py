@@ -128,7 +128,10 @@ DIFFERENTIAL = re.compile(
     r"|what (?:could|might|may) (?:it|this|these|that) be"
     r"|what (?:is|are|would) (?:it|this|these|that) (?:most )?likely(?: to be)?\b"
     r"|what (?:could|might|may) (?:be )?caus(?:e|ing) (?:this|these|her|his|their|the symptoms)"
-    r"|(?:most )?likely (?:diagnosis|cause)|possible diagnos[ie]s|what (?:is|could be) wrong)"
+    r"|(?:most )?likely (?:diagnosis|cause)|possible diagnos[ie]s|what (?:is|could be) wrong"
+    r"|what (?:should|would|do|does|might|could|must) (?:i|we|you|one|they) suspect"
+    r"|(?:what|which) (?:conditions?|diseases?|diagnos[ie]s) (?:should|would|could|might|must) "
+    r"(?:i|we|you|one) (?:suspect|consider|think of|rule out))"
 )
 """A question asking which condition explains a presentation (a vignette's "what could cause this?"): it asks
 for a diagnosis, not the causes (genes) of a named disease — the heart-failure vignette was answered with
