@@ -293,7 +293,14 @@ def main() -> None:
         thresholds = calibrate(rows, args.target)
         write_thresholds(thresholds, args.target, len(rows))
         print(f"thresholds: {thresholds}")
-        rows = [{**r, "verdict": call(r, thresholds["supported"], thresholds["contradicted"])} for r in rows]
+        # What the consult would say at the new thresholds: the checker's verdicts move with them, those
+        # decided by a restatement or a KG edge do not (the report had shown every claim undecided).
+        rows = [
+            r
+            if r.get("decided_by", "checker") != "checker"
+            else {**r, "verdict": call(r, thresholds["supported"], thresholds["contradicted"])}
+            for r in rows
+        ]
     else:
         raw = json.loads((SHIPPED_CLAIMS_DIR / "claims.json").read_text(encoding="utf-8"))["thresholds"]
         thresholds = {"supported": raw["supported"], "contradicted": raw["contradicted"]}

@@ -268,9 +268,23 @@ def test_the_clause_after_a_contrast_decides_with_its_pronoun_carrying_the_condi
     found = restated(question, [sentence], conditions=("basal cell carcinoma",))
     assert found is not None and not found.affirms and found.sentence == sentence
     assert restated(question, [sentence]) is None  # without the condition named, nothing is carried
-    # only a pronoun carries the subject: the second clause is about something else
+    # only a pronoun carries the subject: the second clause is about something else, so only the first
+    # clause decides (it denies the claim), and a claim about the second clause's subject is not read
     other = "Dirt does not cause acne, but hormones cause acne in teenagers."
-    assert restated("Does dirt cause acne?", [other], conditions=("acne",)) is None
+    found = restated("Does dirt cause acne?", [other], conditions=("acne",))
+    assert found is not None and not found.affirms
+    assert restated("Does dirt cause acne in teenagers?", [other], conditions=("acne",)) is None
+
+
+def test_the_clause_before_a_contrast_decides_when_a_hedge_is_only_in_the_other() -> None:
+    sentence = "Hives usually go away on their own, but if you have a serious case, you might need medicine."
+    found = restated("Do hives usually clear up on their own?", [sentence])
+    assert found is not None and found.affirms and found.sentence == sentence
+    both = "Hives usually go away on their own, but they usually do not go away on their own in adults."
+    hives = ("hives",)
+    assert (
+        restated("Do hives usually clear up on their own?", [both], conditions=hives) is None
+    )  # they disagree
 
 
 @pytest.mark.parametrize(

@@ -283,16 +283,24 @@ def _contrasted_clause(
     subject: frozenset[str],
     after_than: frozenset[str] = frozenset(),
 ) -> tuple[str, bool | None]:
-    """The reading of the one clause after a contrast ("…, but it …") that restates the claim, with the
-    claim's condition words the sentence said before it carried by its pronoun; ``(sentence, None)`` when
-    no clause, or more than one, does.
+    """The reading of the one clause around a contrast ("…, but it …") that restates the claim, with the
+    claim's condition words the sentence said before it carried by a later clause's pronoun;
+    ``(sentence, None)`` when no clause, or more than one, does.
 
     Why: "Basal cell carcinoma may spread to tissues around the cancer, but it usually does not spread to
     other parts of the body" says "spread" both ways, so as a whole it decides nothing; its second clause
     denies "basal cell carcinoma usually spreads to other parts of the body". Only a pronoun carries the
-    subject: in "X does not cause Y, but Z causes Y" the second clause says nothing of X."""
+    subject: in "X does not cause Y, but Z causes Y" the second clause says nothing of X. The clause before
+    the contrast is read too: "They usually go away on their own, but if you have a serious case, you might
+    need medicine" affirms "hives usually clear up on their own", which the hedge of its second clause had
+    kept the whole sentence from saying. Two clauses that both decide decide nothing."""
     cuts = list(CONTRAST.finditer(sentence))
     readings: list[tuple[str, bool]] = []
+    if cuts:  # the clause before the contrast stands on its own ("They usually go away on their own, but …")
+        first = sentence[: cuts[0].start()]
+        way = reading(first, wanted, claim_hedged, said_otherwise, claim_tokens, after_than)
+        if way is not None:
+            readings.append((first, way))
     for n, cut in enumerate(cuts):
         clause = sentence[cut.end() : cuts[n + 1].start() if n + 1 < len(cuts) else len(sentence)]
         if not CARRIED_SUBJECT.match(clause):
