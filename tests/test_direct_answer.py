@@ -566,3 +566,8 @@ def test_a_section_title_on_its_own_is_never_a_key_sentence() -> None:
     assert not states_something("Other Medical Causes of High Blood Pressure")
     assert states_something("Other medical causes of high blood pressure include kidney disease.")
     assert states_something("Type 2 Diabetes Is Common.")  # a full stop: a statement, however written
+    # a long title may keep one lower-case word (a species name); a short line with one is not a title
+    assert not states_something(
+        "Blood Transfusion and Organ Transplant Risks Associated with Anaplasma species"
+    )
+    assert states_something("Lyme Disease causes a rash")
