@@ -358,3 +358,14 @@ def test_a_near_synonym_that_changes_strength_is_not_a_paraphrase() -> None:
 def test_number_words_become_digits_but_one_stays_a_word() -> None:
     assert one_form("No one over fifty is ill Two or three days.") == "No one over 50 is ill 2 or 3 days."
     assert one_form("It goes away; colds start later.") == "It resolve; colds begin later."
+
+
+def test_a_viral_claim_meets_the_page_s_virus_and_its_bacteria() -> None:
+    # "viral" was read as "virus" in the sentence but not in the claim, so no claim saying it was ever read
+    page = ["The cause is usually a virus, often parainfluenza virus."]
+    found = restated("Is croup usually viral?", page, titles=["What is (are) Croup ?"], conditions=("croup",))
+    assert found is not None and found.affirms
+    denied = restated(
+        "Is impetigo a viral skin infection?", ["Impetigo is a skin infection caused by bacteria."]
+    )
+    assert denied is not None and not denied.affirms and denied.opposite == ("viral", "bacteria")
