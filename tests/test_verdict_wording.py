@@ -182,3 +182,18 @@ def test_a_sentence_about_a_counted_list_held_elsewhere_states_nothing() -> None
         "These two drugs are given together."
     )  # a reference back: quoted with its antecedent
     assert states_something("There are three types of TB tests.")
+
+
+def test_an_insufficient_differential_lacks_a_condition_not_its_findings(consultant: Consultant) -> None:
+    """ "A 30-year-old woman has fatigue, weight gain and always feels cold. What could it be?" was told
+    "Missing: Weight Gain", as if no page named weight gain; a differential lacks the condition."""
+    answer = consultant.ask("A young man has a cough, stridor and a hoarse voice. What could it be?").answer
+    assert answer["status"] == "insufficient"  # on the slice KB
+    first = answer["text"].split("\n\n")[1]
+    assert "Missing: a passage on a condition that explains the findings." in first
+    assert not any(f in first.split(". No retrieved")[0] for f in ("Cough", "Stridor", "hoarse"))
+    from agent.nodes.answer import insufficient_line
+
+    verdict = {"missing_entities": ["Weight Gain"], "missing_labels": ["diagnosis"], "reasons": []}
+    assert "Missing: Weight Gain, diagnosis." in insufficient_line(verdict)  # type: ignore[arg-type]
+    assert "Missing: a passage on a condition" in insufficient_line(verdict, differential=True)  # type: ignore[arg-type]
