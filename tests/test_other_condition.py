@@ -139,3 +139,20 @@ def test_a_page_on_a_qualified_form_of_the_subject_is_not_about_it(slice_kb: Kno
         {"id": "E:dm", "keyword_entity": "DOID:9351", "text": "Diabetes makes you thirsty."},
     ]
     assert qualified_subject_passages(slice_kb, diabetes, keyed) == {"E:t1"}  # type: ignore[arg-type]
+
+
+def test_a_page_titled_with_another_condition_is_not_about_the_subject_it_names_in_passing(
+    slice_kb: KnowledgeBase,
+) -> None:
+    """ "What are the symptoms of lupus?" showed "If you have changes in your vision …, call 911" from
+    "What are the symptoms of Sarcoidosis ?", whose passage names "lupus pernio": the passage mentions the
+    subject, its page is about another condition."""
+    state = focus_on(slice_kb, "DOID:11729", "How is Lyme disease diagnosed?")
+    focus = question_focus(slice_kb, state)
+    text = "A rash is not Lyme disease itself. See a doctor for eye changes."
+    evidence: list[EvidenceRec] = [
+        {"id": "E:other", "title": "How to diagnose Type 1 Diabetes ?", "text": text},
+        {"id": "E:both", "title": "What is (are) Lyme Disease and Type 1 Diabetes ?", "text": text},
+    ]
+    said = ["See a doctor for eye changes."] * 2
+    assert off_subject_pages(slice_kb, focus, ["E:other", "E:both"], said, evidence) == [True, False]

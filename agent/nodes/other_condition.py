@@ -98,8 +98,17 @@ def off_subject_pages(
     page = {ev["id"]: ev.get("url") or ev.get("document_id") or ev["id"] for ev in evidence}
     about = {page[ev["id"]] for ev in passages_on_focus(kb, focus, evidence)}
     titled = titled_with_another_condition(kb, focus, evidence)
+    # A page titled with another condition only is not about the subject for naming it in passing: "What
+    # are the symptoms of Sarcoidosis ?" names "lupus pernio", and its "If you have changes in your vision
+    # …, call 911" was shown under "What are the symptoms of lupus?".
+    elsewhere = {
+        ev["id"] for ev in evidence if ev["id"] in titled and not focus.named_in(ev.get("title", ""))
+    }
     return [
-        not focus.named_in(text) and eid in page and page[eid] not in about and eid in titled
+        not focus.named_in(text)
+        and eid in page
+        and (page[eid] not in about or eid in elsewhere)
+        and eid in titled
         for eid, text in zip(evidence_ids, texts, strict=True)
     ]
 
