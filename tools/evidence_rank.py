@@ -18,9 +18,11 @@ features are embedded (two encoder calls, tools/query_aspects.py). Methods, sele
   fused candidates and its probability is mixed into their relevance (tools/reader_rerank.py). Named only:
   on the dev sets it did not beat the fused ranking (evals/reports/reader_dev.md).
 
-Candidates also come from BM25 over title + passage (``lexical_k``) and from the question index: the
-evidence of documents whose question matches the query (``question_k``; MedQuAD documents answer a
-question, graphs/text/lexical_index.py); the pool is gathered in tools/evidence_candidates.py. The final
+The search encoder's query is first moved towards its own nearest passages (pseudo-relevance feedback,
+tools/query_feedback.py); the base query is not. Candidates also come from BM25 over title + passage
+(``lexical_k``) and from the question index: the evidence of documents whose question matches the query
+(``question_k``; MedQuAD documents answer a question, graphs/text/lexical_index.py); the pool is gathered
+in tools/evidence_candidates.py. The final
 relevance fuses the semantic score with the min–max-rescaled BM25 and question-index scores, weighted by
 query features (tools/fusion.py: the rarity of the query's rarest token, whether any question matched, the
 number of fragments).
