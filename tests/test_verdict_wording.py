@@ -196,4 +196,6 @@ def test_an_insufficient_differential_lacks_a_condition_not_its_findings(consult
 
     verdict = {"missing_entities": ["Weight Gain"], "missing_labels": ["diagnosis"], "reasons": []}
     assert "Missing: Weight Gain, diagnosis." in insufficient_line(verdict)  # type: ignore[arg-type]
-    assert "Missing: a passage on a condition" in insufficient_line(verdict, differential=True)  # type: ignore[arg-type]
+    assert "Missing: a passage on a condition" in insufficient_line(
+        verdict, "Fatigue and weight gain: what could it be?"
+    )  # type: ignore[arg-type]

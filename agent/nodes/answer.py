@@ -112,7 +112,7 @@ def extractive_text(
     # reply, read as a question, is "answered" would only contradict them.
     claims_judged = state.get("task") == "check_reply" and bool(state.get("reply_check", {}).get("claims"))
     if not sufficient and not claims_judged:
-        lines += [insufficient_line(verdict, asks_for_a_differential(state.get("question", ""))), ""]
+        lines += [insufficient_line(verdict, state.get("question", "")), ""]
     lines += mcq_lines(mcq, {e["id"] for e in evidence})
     if direct and direct.get("lines"):
         heading = DIRECT_LABEL if sufficient else KG_ONLY_LABEL
@@ -196,10 +196,10 @@ DIFFERENTIAL_MISSING = "a passage on a condition that explains the findings"
 gain and always feels cold. What could it be?" was told "Missing: Weight Gain", as if no page named it)."""
 
 
-def insufficient_line(verdict: Verdict, differential: bool = False) -> str:
+def insufficient_line(verdict: Verdict, question: str = "") -> str:
     named = (
         [DIFFERENTIAL_MISSING]
-        if differential
+        if asks_for_a_differential(question)
         else verdict.get("missing_entities", [])
         + verdict.get("missing_labels", [])
         + verdict.get("missing_relations", [])
@@ -312,8 +312,8 @@ def make_answer(deps: ConsultDeps):  # type: ignore[no-untyped-def]
             try:
                 payload = {"mode": "llm", **llm_answer(deps, state, runtime, usage, new_chains)}
                 if not verdict.get("sufficient") and "insufficient evidence" not in payload["text"].lower():
-                    differential = asks_for_a_differential(state.get("question", ""))
-                    payload["text"] = insufficient_line(verdict, differential) + "\n\n" + payload["text"]
+                    missing = insufficient_line(verdict, state.get("question", ""))
+                    payload["text"] = missing + "\n\n" + payload["text"]
             except LLMStepFailed as exc:
                 # Redacted before it enters the answer, its turn and the store (an error body may echo a key).
                 fallback = redact(f"LLM answer failed ({exc}); showing the retrieved evidence instead")

@@ -48,16 +48,14 @@ PHRASES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\b(?:start|starts|started|starting)\b", re.I), "begin"),
     (re.compile(r"\b(?:began|begun|beginning|begins)\b", re.I), "begin"),
     (re.compile(r"\b(?:mostly|mainly|generally|typically)\b", re.I), "usually"),
-    (re.compile(r"\b(" + "|".join(NUMBER_WORDS) + r")\b", re.I), ""),
 )
-"""(phrase, its one form); the last rewrites number words (:data:`NUMBER_WORDS`)."""
+"""(phrase, its one form)."""
+NUMBER = re.compile(r"\b(" + "|".join(NUMBER_WORDS) + r")\b", re.I)
 
 
 def one_form(text: str) -> str:
-    """``text`` with each phrase of :data:`PHRASES` in its one form (case of the rest kept)."""
+    """``text`` with each phrase of :data:`PHRASES` in its one form and number words as digits (case of the
+    rest kept)."""
     for pattern, form in PHRASES:
-        if form:
-            text = pattern.sub(form, text)
-        else:
-            text = pattern.sub(lambda m: NUMBER_WORDS[m.group(1).lower()], text)
-    return text
+        text = pattern.sub(form, text)
+    return NUMBER.sub(lambda m: NUMBER_WORDS[m.group(1).lower()], text)

@@ -33,9 +33,14 @@ def word_stems(
     return {s for w in _words(text, min_chars) if (s := stem(w, chars)) not in skipped}
 
 
+def _as_read(text: str) -> str:
+    """``text`` in lower case, "viral" read as "virus" (one word for the claim checks; "antiviral" too)."""
+    return text.lower().replace("viral", "virus")
+
+
 def _words(text: str, min_chars: int) -> list[str]:
     """The lower-case words of ``text`` of at least ``min_chars`` letters, "viral" read as "virus"."""
-    return [w for w in _WORD.findall(text.lower().replace("viral", "virus")) if len(w) >= min_chars]
+    return [w for w in _WORD.findall(_as_read(text)) if len(w) >= min_chars]
 
 
 CLAIM_STEM_CHARS = 6
@@ -55,7 +60,7 @@ def claim_stem(word: str) -> str:
     treated with antibiotics" by "… non-steroidal anti-inflammatory drugs" — a colleague's classic error
     endorsed. Inflections are taken off instead (:data:`SUFFIXES`), and six letters kept, so "antibiotic",
     "antiviral" and "antibody" stay three words while "cured" still meets "cure"."""
-    low = word.lower().replace("viral", "virus")  # as :func:`claim_stems` reads it, or "viral" met nothing
+    low = _as_read(word)  # as :func:`claim_stems` reads it: a claim's own "viral" had met nothing
     lower = min(singular_forms(low) or {low}, key=len)
     for suffix in SUFFIXES:
         if (suffix == "s" and lower.endswith(KEEPS_FINAL_S)) or (suffix == "ed" and lower.endswith("eed")):
