@@ -199,3 +199,21 @@ def test_an_insufficient_differential_lacks_a_condition_not_its_findings(consult
     assert "Missing: a passage on a condition" in insufficient_line(
         verdict, "Fatigue and weight gain: what could it be?"
     )  # type: ignore[arg-type]
+
+
+def test_a_subject_is_named_as_the_question_writes_it(deps: ConsultDeps) -> None:
+    """A newcomer read "0 of the top 8 passages are about headaches, jaw, Pain or scalp": the KG's name kept
+    its capital beside the question's own words."""
+    from agent.nodes.retrieval import as_asked
+
+    treated = "Gout attacks are treated with NSAIDs, colchicine or corticosteroids to relieve the pain."
+    capitalised = {**GOUT, "name": "Gout"}
+    asked = {**gout_state([passage(1, treated, 0.7)], "How is my gout treated?"), "entities": [capitalised]}
+    text = " | ".join(rule_verdict(deps, asked)["reasons"])  # type: ignore[arg-type]
+    assert "is about gout and carries" in text, text
+    unnamed = {**gout_state([passage(1, treated, 0.7)], "How is it treated?"), "entities": [capitalised]}
+    text = " | ".join(rule_verdict(deps, unnamed)["reasons"])  # type: ignore[arg-type]
+    assert "is about Gout and carries" in text, "a name the question does not write stays as the KG has it"
+    assert as_asked("Pain", "jaw pain when chewing") == "pain"
+    assert as_asked("Pain", "Painful joints?") == "Pain", "whole words only"
+    assert as_asked("Hydroxychloroquine", "Is hydroxychloroquine effective?") == "hydroxychloroquine"

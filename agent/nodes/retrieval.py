@@ -8,6 +8,7 @@ the same thing whichever step asked for it.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -149,6 +150,14 @@ def distinct_names(entities: list[EntityRec]) -> list[str]:
     for e in entities:
         seen.setdefault(e["name"].lower(), e["name"])
     return list(seen.values())
+
+
+def as_asked(name: str, question: str) -> str:
+    """``name`` spelt as the question writes it, when the question names it (case aside): a KG name keeps
+    its own capitals ("Pain", "Hydroxychloroquine"), which read oddly in a sentence of the answer ("about
+    headaches, jaw, Pain or scalp"). A name the question does not write stays as the KG spells it."""
+    found = re.search(r"(?<!\w)" + re.escape(name) + r"(?!\w)", question, re.IGNORECASE)
+    return found.group() if found else name
 
 
 def search_question(state: ConsultState) -> str:

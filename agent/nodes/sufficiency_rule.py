@@ -16,7 +16,7 @@ import math
 from agent.deps import ConsultDeps
 from agent.nodes.coverage import not_covered
 from agent.nodes.focus import Focus, answering_passages, question_focus
-from agent.nodes.retrieval import distinct_names
+from agent.nodes.retrieval import as_asked, distinct_names
 from agent.state import ConsultState, EntityRec, EvidenceRec, Verdict
 
 MIN_RELEVANCE = 0.65
@@ -137,7 +137,10 @@ def rule_verdict(
     completeness = round(10 * (0.3 * focus_cov + 0.5 * share + 0.2 * float(relevant)), 1)
     # "about Vitamins or scurvy": a passage counts when it is about any of them, and "about Vitamins, scurvy"
     # read as if the passages were about scurvy beside "Missing: scurvy".
-    subject = or_list(distinct_names(focus.entities)) or "no recognised subject"
+    question = state.get("question", "")
+    subject = (
+        or_list([as_asked(n, question) for n in distinct_names(focus.entities)]) or "no recognised subject"
+    )
     asked = ", ".join(focus.asked)
     carry = "carries" if len(answering) == 1 else "carry"  # "1 of the top 8 passages is about X and carries"
     carried = f"and {carry} the asked aspect ({asked})" if asked else "(no specific aspect asked)"
