@@ -179,7 +179,8 @@ def main(argv: list[str] | None = None) -> int:
     if name != main_name:  # a part file holds only what the main file lacks
         main_file = EmbeddingCache(args.data / "embeddings" / main_name, embedder.dim)
         texts = [t for t in texts if main_file.get(text_key(embedder.name, t)) is None]
-    # Stale vectors go: another model's (the key names the model) or a text no longer built.
+    # Stale vectors go: another model's (the key names the model) or a text no longer built. A part holds
+    # what the main file lacks, so after the main file is derived its parts are derived again.
     cache = pruned(cache, {text_key(embedder.name, t) for t in texts})
     todo = [t for t in texts if cache.get(text_key(embedder.name, t)) is None]
     print(f"{len(texts):,} texts, {len(texts) - len(todo):,} cached, {len(todo):,} to embed", flush=True)

@@ -77,10 +77,7 @@ def triplets(
             kind = "pos" if pair["label"] else "mined" if pair.get("mined") else "neg"
             row[kind].append(pair["passage"])
     for row in by_question.values():
-        if not (mined and row["mined"]):
-            row["neg"] += row["mined"]
-        else:
-            row["neg"] = row["mined"]
+        row["neg"] = row["mined"] if mined and row["mined"] else row["neg"] + row["mined"]
     out = [
         (key, row["q"], positive, rng.choice(row["neg"]) if row["neg"] else None)
         for key, row in by_question.items()
@@ -268,8 +265,8 @@ def export(model_path: Path, out_dir: Path, work_dir: Path, round2: bool = False
     )
     out_dir.mkdir(parents=True, exist_ok=True)
     int8 = out_dir / "retriever-minilm-int8.onnx"
-    graph = onnx.load(str(fp32)).graph
-    keep = [n.name for n in graph.node if round2 and n.op_type == "MatMul" and FP32_LAYERS.search(n.name)]
+    nodes = onnx.load(str(fp32)).graph.node if round2 else []
+    keep = [n.name for n in nodes if n.op_type == "MatMul" and FP32_LAYERS.search(n.name)]
     quantize_dynamic(
         str(fp32), str(int8), weight_type=QuantType.QInt8, per_channel=True, nodes_to_exclude=keep
     )

@@ -217,3 +217,13 @@ def test_a_subject_is_named_as_the_question_writes_it(deps: ConsultDeps) -> None
     assert as_asked("Pain", "jaw pain when chewing") == "pain"
     assert as_asked("Pain", "Painful joints?") == "Pain", "whole words only"
     assert as_asked("Hydroxychloroquine", "Is hydroxychloroquine effective?") == "hydroxychloroquine"
+
+
+def test_a_missing_subject_is_named_as_the_question_writes_it() -> None:
+    """The reason's subject and the "Missing:" line name an entity alike: "Missing: Pain" stood under a
+    question that wrote "pain"."""
+    from agent.nodes.answer import insufficient_line
+
+    verdict = {"missing_entities": ["Pain"], "missing_labels": ["treatment"], "reasons": []}
+    assert "Missing: pain, treatment." in insufficient_line(verdict, "What helps jaw pain?")  # type: ignore[arg-type]
+    assert "Missing: Pain, treatment." in insufficient_line(verdict, "What helps it?")  # type: ignore[arg-type]

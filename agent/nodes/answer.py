@@ -33,6 +33,7 @@ from agent.nodes.focus import answering_passages, question_focus
 from agent.nodes.hypothesis import condition
 from agent.nodes.mcq import McqJudgement, judge_options, mcq_lines
 from agent.nodes.other_condition import qualified_subject_passages
+from agent.nodes.retrieval import as_asked
 from agent.redact import redact
 from agent.state import ChainRec, ConsultState, DirectAnswerRec, EvidenceRec, ReplyCheckRec, Verdict
 from graphs.model.labels import asks_for_a_differential, specific_labels_asked
@@ -200,7 +201,7 @@ def insufficient_line(verdict: Verdict, question: str = "") -> str:
     named = (
         [DIFFERENTIAL_MISSING]
         if asks_for_a_differential(question)
-        else verdict.get("missing_entities", [])
+        else [as_asked(name, question) for name in verdict.get("missing_entities", [])]
         + verdict.get("missing_labels", [])
         + verdict.get("missing_relations", [])
     )

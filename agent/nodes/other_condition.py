@@ -101,14 +101,12 @@ def off_subject_pages(
     # A page titled with another condition only is not about the subject for naming it in passing: "What
     # are the symptoms of Sarcoidosis ?" names "lupus pernio", and its "If you have changes in your vision
     # …, call 911" was shown under "What are the symptoms of lupus?".
-    elsewhere = {
-        ev["id"] for ev in evidence if ev["id"] in titled and not focus.named_in(ev.get("title", ""))
-    }
+    title = {ev["id"]: ev.get("title", "") for ev in evidence}
     return [
         not focus.named_in(text)
         and eid in page
-        and (page[eid] not in about or eid in elsewhere)
         and eid in titled
+        and (page[eid] not in about or not focus.named_in(title[eid]))
         for eid, text in zip(evidence_ids, texts, strict=True)
     ]
 

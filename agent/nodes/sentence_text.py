@@ -111,6 +111,10 @@ def states_something(sentence: str) -> bool:
     return not is_title(flat)
 
 
+LONG_TITLE_WORDS = 6
+"""Words from which a title may hold one lower-case word (a shorter line with one is as often a fragment)."""
+
+
 def is_title(text: str) -> bool:
     """A section title on its own ("Other Medical Causes of High Blood Pressure"): three words or more,
     every one capitalised but the small ones, and no full stop — it names a topic and states nothing. A
@@ -122,10 +126,6 @@ def is_title(text: str) -> bool:
         return False
     lower = sum(not _in_title(w) for w in words)
     return lower == 0 or (lower == 1 and len(words) >= LONG_TITLE_WORDS)
-
-
-LONG_TITLE_WORDS = 6
-"""Words from which a title may hold one lower-case word (a shorter line with one is as often a fragment)."""
 
 
 def _in_title(word: str) -> bool:
