@@ -45,12 +45,13 @@ def usable_negatives(
     gold_pmids: set[str],
     positive_texts: set[str],
     excluded: Exclusions,
+    window: tuple[int, int] = (FROM_RANK, TO_RANK),
 ) -> list[int]:
-    """The snippets of ranks ``FROM_RANK``–``TO_RANK`` of ``ranked`` that may be a negative of a question
-    with these gold snippets, gold documents and positive texts (see the module docstring)."""
+    """The snippets of ranks ``window`` (default ``FROM_RANK``–``TO_RANK``) of ``ranked`` that may be a
+    negative of a question with these gold snippets, gold documents and positive texts (module docstring)."""
     return [
         i
-        for i in ranked[FROM_RANK:TO_RANK]
+        for i in ranked[window[0] : window[1]]
         if snippets[i]["id"] not in gold_ids
         and snippets[i]["id"] not in excluded.snippet_ids
         and str(snippets[i]["pmid"]) not in gold_pmids

@@ -55,6 +55,10 @@ def test_no_evaluation_snippet_or_document_is_ever_a_negative(
     assert not {snippets[i]["id"] for i in chosen} & excluded.snippet_ids
     assert not {str(snippets[i]["pmid"]) for i in chosen} & excluded.pmids
     assert set(chosen) <= set(ranked[FROM_RANK:TO_RANK])
+    # the passage reranker's window starts at the very top (evals/rerank_data.py): the same exclusions hold
+    top = evaluation[:20] + same_document[:5] + other[:5]
+    from_top = usable_negatives(top, snippets, set(), set(), set(), excluded, window=(0, 30))
+    assert [snippets[i]["id"] for i in from_top] == [snippets[i]["id"] for i in other[:5]]
 
 
 def test_a_questions_own_gold_and_the_very_top_are_left_out(
