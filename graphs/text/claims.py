@@ -41,7 +41,7 @@ from graphs.text.claim_words import (
     looks_plural,
 )
 
-__all__ = ["Claim", "ReplyClaims", "question_form", "split_reply", "statement_from_question"]
+__all__ = ["Claim", "ReplyClaims", "not_english", "question_form", "split_reply", "statement_from_question"]
 
 Problem = Literal["no_claim", "question", "not_english"]
 
@@ -330,8 +330,9 @@ def _skip_reason(text: str) -> str | None:
     return None
 
 
-def _not_english(text: str) -> bool:
-    """Mostly non-Latin script, or under 30 % English words where a foreign language's words dominate."""
+def not_english(text: str) -> bool:
+    """Mostly non-Latin script, or under 30 % English words where a foreign language's words dominate (a reply
+    to check, or a question: the KB, its entity linker and the evidence reader are English)."""
     sample = text[:20_000]
     letters = [c for c in sample if c.isalpha()]
     if not letters:
@@ -411,7 +412,7 @@ def split_reply(reply: str, max_claims: int = 8) -> ReplyClaims:
             )
         )
     problem: Problem | None = None
-    if _not_english(reply[body_start:body_end]):
+    if not_english(reply[body_start:body_end]):
         problem = "not_english"
     elif not spans:
         problem = "question" if reasons and all(r == "question" for r in reasons) else "no_claim"
