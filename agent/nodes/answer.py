@@ -28,6 +28,7 @@ from agent.deps import ConsultDeps
 from agent.llm import LLMStepFailed, Usage, text_call
 from agent.nodes.claim_check import reply_check_lines, reply_status
 from agent.nodes.common import emit, llm_on, question_in_context, step, usage_update
+from agent.nodes.coverage import NOT_ENGLISH
 from agent.nodes.direct_answer import compose_direct_answer
 from agent.nodes.focus import answering_passages, question_focus
 from agent.nodes.hypothesis import condition
@@ -121,7 +122,10 @@ def extractive_text(
             heading = REPLY_EVIDENCE_LABEL
         lines += [f"### {heading}", *direct["lines"], ""]
     if not sufficient and not full:
-        closest = distinct_passages(evidence)[:CLOSEST_SHOWN]
+        # A question in another language matched nothing: its "closest" passages (unstable angina under a
+        # Spanish gout question) are noise, shown only on request (--full, /more).
+        english = verdict.get("not_covered") != NOT_ENGLISH
+        closest = distinct_passages(evidence)[:CLOSEST_SHOWN] if english else []
         if closest:
             lines.append(
                 "### Other passages retrieved for the reply"  # not "about its subject": a croup reply's were
@@ -217,6 +221,8 @@ def insufficient_line(verdict: Verdict, question: str = "") -> str:
     completeness = f" (completeness {verdict.get('completeness', 0)}/10)"
     score = "" if "answered_probability" in verdict else completeness
     lacking = ", ".join(missing) or "relevant passages"
+    if verdict.get("not_covered") == NOT_ENGLISH:  # nothing was matched: a similarity or a "best" sentence
+        return f"**Insufficient evidence** — not covered: {NOT_ENGLISH}"  # would only read as a finding
     if verdict.get("not_covered"):  # what the KB cannot answer at all comes first (issue 21)
         note = verdict["not_covered"]
         return f"**Insufficient evidence** — not covered: {note} Missing: {lacking}. {why}".strip()
