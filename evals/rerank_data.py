@@ -25,13 +25,12 @@ import argparse
 import gzip
 import json
 import random
-from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
 from evals.learned_fusion import capture
 from evals.mine_negatives import usable_negatives
-from evals.reader_data import _pair, _rows, _training_questions, exclusions
+from evals.reader_data import _pair, _rows, _training_questions, exclusions, write_pairs
 from graphs.model.settings import Settings
 
 SEED = 17
@@ -76,12 +75,11 @@ def rerank_pairs(
         usable = usable_negatives(
             ranked, snippets, gold_ids, gold_pmids, texts, excluded, window=(FROM_RANK, TO_RANK)
         )
-        for snippet_id in positives:
-            pairs.append(_pair("rerank", row["id"], row["question"], snippets[row_of[snippet_id]]["text"], 1))
-        for i in sorted(rng.sample(usable, min(PER_QUESTION, len(usable)))):
-            pairs.append(_pair("rerank", row["id"], row["question"], snippets[i]["text"], 0))
-    for pair in pairs:
-        pair["split"] = side[pair["qid"]]
+        chosen = [(row_of[s], 1) for s in positives]
+        chosen += [(i, 0) for i in sorted(rng.sample(usable, min(PER_QUESTION, len(usable))))]
+        for i, label in chosen:
+            pair = _pair("rerank", row["id"], row["question"], snippets[i]["text"], label)
+            pairs.append({**pair, "split": side[row["id"]]})
     return pairs, held
 
 
@@ -96,14 +94,10 @@ def main() -> None:
         reader_pairs = [json.loads(line) for line in handle if line.strip()]
     pairs, held = rerank_pairs(reader_pairs, Settings())
     replay = [p for p in reader_pairs if p["source"] in ("medquad", "pubmedqa")]
-    counts: dict[str, int] = defaultdict(int)
-    with args.out.open("w", encoding="utf-8") as handle:
-        for pair in [*pairs, *replay]:
-            handle.write(json.dumps(pair, ensure_ascii=False) + "\n")
-            counts[f"{pair['source']}/{pair['split']}/{'pos' if pair['label'] else 'neg'}"] += 1
+    counts = write_pairs([*pairs, *replay], args.out)
     if args.candidates:
         args.candidates.write_text(json.dumps(held), encoding="utf-8")
-    print(json.dumps(dict(sorted(counts.items())), indent=1))
+    print(json.dumps(counts, indent=1))
 
 
 if __name__ == "__main__":

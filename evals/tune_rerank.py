@@ -9,9 +9,9 @@ has not seen, before the dev-set grid of the product (evals/tune_reader.py) deci
 How: ``HELD.json`` holds the fused ranking (top 50 and their relevance) of every question of the reader's
 question-level dev split, captured on the bioasq-full KB by ``evals.rerank_data --candidates``. Each model
 reads the top ``K`` passages; relevance' = (1 − w)·relevance + w·p for them and (1 − w)·relevance below the
-cut, as tools/reader_rerank.py does. ``DIR`` is a shipped-style model directory (a ``*.json`` manifest read
-by graphs/vectors/reader.py) or a saved torch model (the ``train`` extra). Metric: recall@10 over distinct
-gold snippets (denominator min(10, gold)) and success@1, as evals/learned_fusion.py.
+cut, as tools/reader_rerank.py does. ``DIR`` is a shipped-style model directory (its ``reader.json``
+manifest read by graphs/vectors/reader.py) or a saved torch model (the ``train`` extra). Metric:
+evals/learned_fusion.py's recall@10 over distinct gold snippets (denominator min(10, gold)) and success@1.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from evals.learned_fusion import metrics as fused_metrics
 from evals.reader_data import _rows
 from graphs.model.settings import Settings
 
@@ -35,7 +36,7 @@ Scorer = Callable[[str, Sequence[str]], np.ndarray]
 
 def scorer(model: Path) -> Scorer:
     """Probabilities of 'answers/relevant' for (question, passages) from a shipped or a torch model."""
-    if not (model / "config.json").exists():  # no torch model: a shipped-style directory
+    if not (model / "config.json").exists():  # no torch model: a shipped-style directory (reader.json)
         from graphs.vectors.reader import EvidenceReader
 
         reader = EvidenceReader(model)
@@ -43,33 +44,23 @@ def scorer(model: Path) -> Scorer:
     import torch
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-    from evals.train_reader import MAX_LENGTH
+    from evals.train_reader import _score_torch
 
     torch.set_num_threads(2)
     tokenizer = AutoTokenizer.from_pretrained(model)
-    net = AutoModelForSequenceClassification.from_pretrained(model).eval()
+    net = AutoModelForSequenceClassification.from_pretrained(model)
 
     def score(question: str, passages: Sequence[str]) -> np.ndarray:
-        out = []
-        for start in range(0, len(passages), 25):
-            part = list(passages[start : start + 25])
-            enc = tokenizer([question] * len(part), part, truncation="only_second", max_length=MAX_LENGTH,
-                            padding=True, return_tensors="pt")  # fmt: skip
-            with torch.no_grad():
-                out.append(torch.sigmoid(net(**enc).logits.squeeze(-1)).numpy())
-        return np.concatenate(out).astype(float)
+        logits = _score_torch(net, tokenizer, [{"question": question, "passage": p} for p in passages])
+        return 1.0 / (1.0 + np.exp(-logits.astype(float)))
 
     return score
 
 
 def metrics(rows: list[dict[str, Any]], scores: list[np.ndarray]) -> tuple[float, float]:
-    recall, first = [], []
-    for row, score in zip(rows, scores, strict=True):
-        top = [row["ranked"][i] for i in np.argsort(-score, kind="stable")[:10]]
-        gold = set(row["gold"])
-        recall.append(len(gold & set(top)) / min(10, len(gold)))
-        first.append(float(top[0] in gold))
-    return float(np.mean(recall)), float(np.mean(first))
+    """learned_fusion's recall@10 and success@1, on the captured rankings."""
+    data = [(None, None, {"docs": row["ranked"], "gold": set(row["gold"])}) for row in rows]
+    return fused_metrics(data, scores)  # type: ignore[arg-type]
 
 
 def grid(rows: list[dict[str, Any]], probs: list[np.ndarray]) -> list[tuple[int, float, float, float]]:
