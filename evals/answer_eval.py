@@ -42,7 +42,7 @@ from agent.nodes.asked_detail import detail_lead
 from agent.nodes.direct_answer import linked_ids
 from agent.nodes.focus import question_focus, sentences
 from agent.nodes.key_sentences import pick_key_read
-from agent.nodes.reading import read_evidence
+from agent.nodes.reading import ReadSentence, read_evidence
 from agent.nodes.retrieval import search_question
 from agent.sessions import thread_config
 from evals.datasets.registry import get_dataset
@@ -91,6 +91,16 @@ def first_sentences(text: str, n: int) -> str:
     return " ".join(text[s:e] for s, e in sentences(text)[:n])
 
 
+def turn_key_sentences(
+    kb: KnowledgeBase, state: Any, question: str
+) -> tuple[list[ReadSentence], list[ReadSentence]]:
+    """A finished turn's reading and the key sentences it shows (or would show, whatever the verdict)."""
+    evidence = state.get("evidence", [])
+    read = read_evidence(kb, search_question(state), evidence) or []
+    lead = detail_lead(kb, question, linked_ids(state))
+    return read, pick_key_read(kb, read, question_focus(kb, state), evidence, lead, question=question)
+
+
 def run(
     kb: KnowledgeBase, root: Path, rows: list[dict[str, Any]]
 ) -> tuple[list[dict[str, Any]], list[float]]:
@@ -105,16 +115,12 @@ def run(
             q = row["question"]
             result = consultant.ask(q)
             state: Any = consultant.graph.get_state(thread_config(result.consult_id)).values  # type: ignore[arg-type]
-            evidence = state.get("evidence", [])
             started = time.perf_counter()
             reading.forget()  # timed cold, as a new turn reads
-            read = read_evidence(kb, search_question(state), evidence) or []
+            read, picked = turn_key_sentences(kb, state, q)
             read_ms.append(1000 * (time.perf_counter() - started))
             ids = set(state.get("turn_entity_ids", []))
-            lead = detail_lead(kb, q, linked_ids(state))
-            key = [
-                r.text for r in pick_key_read(kb, read, question_focus(kb, state), evidence, lead, question=q)
-            ]
+            key = [r.text for r in picked]
             named = {
                 use_kg: [c.name for c in named_answers(vote(kb, q, ids, read, use_kg), is_list_question(q))]
                 if asks_for_a_name(q)

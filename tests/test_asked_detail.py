@@ -15,7 +15,7 @@ import pytest
 
 from agent.consult import Consultant
 from agent.nodes import answered
-from agent.nodes.asked_detail import DURATION, YEAR, AskedDetail, asked_detail, detail_lead, names_in
+from agent.nodes.asked_detail import DURATION, ROUTE, YEAR, AskedDetail, asked_detail, detail_lead, names_in
 from agent.nodes.detail_check import shows_asked_detail
 from agent.nodes.key_sentences import lead_first, pick_read
 from agent.nodes.reading import ReadSentence
@@ -76,6 +76,12 @@ def read_of(*texts: str) -> list[str]:
         ("When should a child with fever see a doctor?", "care"),
         ("When is it time to call the doctor about a cough?", "care"),
         ("When is surgery needed for kidney stones?", None),
+        ("How is hepatitis C transmitted?", "route"),
+        ("How is hepatitis C passed from one person to another?", "route"),
+        ("How do people get Lyme disease?", "route"),
+        ("How does dengue spread?", "route"),
+        ("How do you get rid of head lice?", None),  # a treatment, not a route
+        ("How do I get tested for HIV?", None),
     ],
 )
 def test_the_kind_of_detail_asked(question: str, kind: str | None) -> None:
@@ -273,6 +279,27 @@ def test_the_key_sentences_lead_with_the_one_naming_the_asked_duration(tiny_kb: 
     assert detail_lead(tiny_kb, "What HbA1c level defines diabetes?", set()) is None
     assert detail_lead(tiny_kb, "How is gout treated?", set()) is None
     assert detail_lead(tiny_kb, "Which CFTR mutation is the most common?", set()) is not None
+
+
+def test_a_how_is_it_spread_question_leads_with_the_route(tiny_kb: KnowledgeBase) -> None:
+    """ "How is hepatitis C transmitted?" was "answered" with "There is no vaccine for HCV." first (the
+    reader's best sentence); the sentence naming the route leads ("does not get better by itself" is not
+    one)."""
+    question = "How is hepatitis C transmitted?"
+    lead = detail_lead(tiny_kb, question, set())
+    assert lead is not None
+    vaccine = read_sentence("There is no vaccine for HCV, so prevention matters.", 0.8)
+    better = read_sentence("Usually, hepatitis C does not get better by itself.", 0.1)
+    route = read_sentence(
+        "One type, hepatitis C, is caused by the hepatitis C virus (HCV). It usually spreads through contact "
+        "with infected blood.",
+        -0.4,
+    )
+    assert pick_read(lead_first([vaccine, better, route], lead))[0] == route
+    assert names_in(tiny_kb, question, set(), [vaccine.text, better.text]) is False
+    assert names_in(tiny_kb, question, set(), [route.text]) is True
+    assert ROUTE.search("Lyme disease is a bacterial infection you get from the bite of an infected tick.")
+    assert not ROUTE.search("Most people who are infected with hepatitis C don't have symptoms for years.")
 
 
 def test_a_how_long_question_is_answered_with_the_duration(consultant: Consultant) -> None:

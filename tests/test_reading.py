@@ -35,7 +35,7 @@ from agent.nodes.key_sentences import (
     pick_read,
     shown_read,
 )
-from agent.nodes.reading import ReadSentence, read_evidence
+from agent.nodes.reading import ReadSentence, read_evidence, with_antecedents
 from agent.nodes.sentence_text import without_glued_heading
 from agent.state import EvidenceRec
 from graphs.building.builder import build_kb
@@ -110,6 +110,33 @@ def test_on_topic_sentences_outrank_off_topic_ones(tiny_kb: KnowledgeBase) -> No
     read = read_evidence(tiny_kb, POLYPILL, POLYPILL_EVIDENCE)
     assert read is not None and len(read) == 3
     assert read[-1].evidence_id == "E:other" and read[-1].logit < read[0].logit - 3
+
+
+HEPATITIS_C = (
+    "Hepatitis is an inflammation of the liver. One type, hepatitis C, is caused by the hepatitis C virus "
+    "(HCV). It usually spreads through contact with infected blood. There is no vaccine for HCV."
+)
+
+
+def test_a_sentence_opening_on_a_reference_back_is_read_with_the_one_before(tiny_kb: KnowledgeBase) -> None:
+    """Read alone, "It usually spreads …" does not say what spreads (the reader gave it 0.29 for "How is
+    hepatitis C transmitted?"); it is read, and cited, with the sentence before it, exactly as quoted."""
+    read = read_evidence(tiny_kb, "How is hepatitis C transmitted?", [{"id": "E:hcv", "text": HEPATITIS_C}])
+    assert read is not None
+    texts = [r.text for r in read]
+    assert (
+        "One type, hepatitis C, is caused by the hepatitis C virus (HCV). It usually spreads through contact "
+        "with infected blood." in texts
+    ), texts
+    assert not any(t.startswith("It usually") for t in texts)
+    assert all(HEPATITIS_C[r.start : r.end] == r.text for r in read)
+    spans = with_antecedents(HEPATITIS_C, [(0, 42), (43, 107), (108, 163)])
+    assert spans == [(0, 42), (43, 107), (43, 163)]
+    reading.READ_WITH_ANTECEDENT = False
+    try:
+        assert with_antecedents(HEPATITIS_C, [(0, 42), (43, 107), (108, 163)])[2] == (108, 163)
+    finally:
+        reading.READ_WITH_ANTECEDENT = True
 
 
 def test_reading_bad_input(tiny_kb: KnowledgeBase) -> None:

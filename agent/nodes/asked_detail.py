@@ -142,6 +142,26 @@ WHEN_CONDITION = re.compile(
 """A sentence that names care to seek, and when ("Call your doctor if the fever lasts more than three
 days", "Let your health care provider know if you have sudden, severe headaches"): "It's a major reason
 people miss days at work or school or visit the doctor." names a doctor and no circumstance."""
+HOW_SPREAD = re.compile(
+    r"^\s*how\s+(?:(?:is|are|was|were|does|do|did|can|could)\s+(?:\w+\s+){0,6}?"
+    r"(?:transmitted|spread|passed\s+on|passed|caught|contracted|acquired|transmit|pass\s+on)\b"
+    r"|(?:do|does|did|can|could)\s+(?:you|people|i|we|someone|a\s+person|children|kids|he|she|they)\s+"
+    r"(?:get|catch|contract|pick\s+up)\b(?!\s+(?:rid|tested|treated|better|help|over|pregnant|diagnosed|"
+    r"vaccinated|screened|checked|enough|more|less|back|out|used|started|off|through|care|medicine|"
+    r"medication|relief|rest|sleep|a|an|the|my|your|their|his|her|it|them|this|that)\b))",
+    re.IGNORECASE,
+)
+"""A question for how an illness spreads ("How is hepatitis C transmitted?", "How do people get Lyme
+disease?"): its answer names a route. It was "answered" with "There is no vaccine for HCV." first, the
+reader's best sentence, while "It usually spreads through contact with infected blood." sat lower."""
+ROUTE = re.compile(
+    r"\b(?:spread\w*|transmi\w+|pass(?:es|ed)?\s+(?:on|along|from|to|through)|"
+    r"(?:get|gets|getting)(?!\s+(?:better|worse|well|rid|used|help|sick|tested|treated|checked)\b)|"
+    r"catch(?:es)?|caught|contract\w*|acquir\w+|infected)\b[^.;]{0,60}?\b(?:through|by|via|from|during|when|if)\b",
+    re.IGNORECASE,
+)
+"""A sentence naming a route ("spreads through contact with infected blood", "You could get hepatitis C
+through contact with an infected person's blood", "passed from mother to baby during childbirth")."""
 HOW_LONG = re.compile(r"^\s*how\s+long\b(?!\s+in\b)", re.IGNORECASE)
 """A question for a length of time; "How long in bp is …" asks for a length, not a duration."""
 _COUNT = (
@@ -243,6 +263,8 @@ def asked_detail(question: str) -> AskedDetail | None:
         return AskedDetail("quantity", frozenset(), f"number of {counted}".strip())
     if WHEN_TO_SEEK_CARE.search(question):
         return AskedDetail("care", frozenset(), "when to seek care")
+    if HOW_SPREAD.search(question):
+        return AskedDetail("route", frozenset(), "how it spreads")
     if HOW_LONG.search(question):
         state = duration_of(question)
         return AskedDetail("duration", frozenset(), *(state or ("duration", None)))
@@ -272,7 +294,7 @@ def asked_detail(question: str) -> AskedDetail | None:
     return kind_in_words(words)
 
 
-LEADING_KINDS = frozenset({"duration", "code", "year", "condition", "care"})
+LEADING_KINDS = frozenset({"duration", "code", "year", "condition", "care", "route"})
 """Kinds a sentence is seen to name by its own words (a length of time, a mutation or allele code, a year),
 so the key sentences can lead with one. Not a quantity: numbers with units are everywhere in a page about the
 subject, and leading with one answered "What HbA1c level defines diabetes?" with "an A1C test result of
@@ -355,6 +377,8 @@ def names_in(
         )
     if detail.kind == "care":
         return any(SEEKS_CARE.search(t) and WHEN_CONDITION.search(t) for t in texts)
+    if detail.kind == "route":
+        return any(ROUTE.search(t) for t in texts)
     if detail.kind == "year":
         return any(y not in asked for t in texts for y in YEAR.findall(t))
     if detail.kind == "condition":  # a KG disease the question does not name; "ECG", "MRI" are not one

@@ -31,7 +31,15 @@ from agent.nodes.asked_term import asked_sentences, on_asked_term
 from agent.nodes.comparison import compared_subjects, covering_each_subject, with_each_subject_read
 from agent.nodes.focus import Focus
 from agent.nodes.other_condition import about_other_condition, off_subject_pages, qualified_subject_passages
-from agent.nodes.reading import MAX_CHARS, MIN_CHARS, READ_PASSAGES, ReadSentence, read_evidence, with_lists
+from agent.nodes.reading import (
+    ANAPHOR,
+    MAX_CHARS,
+    MIN_CHARS,
+    READ_PASSAGES,
+    ReadSentence,
+    read_evidence,
+    with_lists,
+)
 from agent.nodes.sentence_order import general_first, on_asked_aspect
 from agent.nodes.sentence_text import states_something
 from agent.state import EvidenceRec
@@ -212,18 +220,6 @@ six words may come first, for a section title run into the sentence ("New Diagno
 Researchers are exploring new ways …", shown for "What are the early signs of Alzheimer's disease?"). An
 institute "seeking better ways" is research too ("Through studies …, NEI is seeking better ways to detect,
 treat, and prevent vision loss in people with glaucoma." led "How is glaucoma treated?")."""
-ANAPHOR = re.compile(
-    r"^(?:(?:This|These|Such)\s+[a-z]+\b|(?:It|They|Others)\s|(?:He|She) or (?:she|he)\s|"
-    r"(?:In|For)\s+others\b|(?:However|Thus|Therefore|Hence|For example|For instance),\s|"
-    r"(?:In|For|At|By|With|Without)\s[^,.]{1,40},\s+(?:this|these|it|they)\s)"
-)
-"""A sentence that opens on a reference back ("This treatment is simple, inexpensive, and safe.", "It can
-last for years."), on a contrast with the sentence before ("However, you can still get other kinds of
-hepatitis.") or on a conclusion from it ("Thus, they may not be diagnosed unless …"), on "Others" ("Others
-require oral medications or insulin", said of people with type 2 diabetes), on an example of the sentence
-before ("For example, if you have a bleeding ulcer, …"), on "he or she" (a doctor, named before), or on
-"this" after a short opening phrase ("In most people, this raises blood sugar."): shown alone, it does not
-say what it is about."""
 
 
 UNRESOLVED_PERSON = re.compile(r"^(?:He|She) or (?:she|he)\b")
