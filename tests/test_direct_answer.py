@@ -113,9 +113,16 @@ def test_key_sentences_are_cited_spans_about_the_focus(consultant: Consultant) -
         assert f"[{s['evidence_id']}]" in result.answer["text"]
     assert len({" ".join(s["text"].lower().split()) for s in chosen}) == len(chosen)
     read = read_evidence(consultant.kb, search_question(state), state["evidence"]) or []
-    order = {(r.evidence_id, r.start): r.score for r in read}  # reader logit with the rank prior
-    ranked = [order[(s["evidence_id"], s["start"])] for s in chosen]
-    assert ranked[0] == max(ranked)  # the best-read sentence leads (no exception opener here to demote it)
+    order = {(r.evidence_id, r.start, r.end): r.score for r in read}  # reader logit with the rank prior
+    ranked = [order[(s["evidence_id"], s["start"], s["end"])] for s in chosen]
+    # The best-read sentence naming a treatment leads (agent/nodes/treatment_lead.py; no exception opener
+    # here to demote it): "… high doses of non-steroidal anti-inflammatory drugs (NSAIDs) …".
+    naming = [
+        r for r, s in zip(ranked, chosen, strict=True) if re.search(r"NSAID|colchicine|steroid", s["text"])
+    ]
+    assert naming and ranked[0] == max(naming), [
+        (r, s["text"][:60]) for r, s in zip(ranked, chosen, strict=True)
+    ]
 
 
 def _focus_on(entity_id: str, name: str, asked: str) -> Focus:
