@@ -71,7 +71,13 @@ def main(argv: list[str] | None = None) -> int:
         "80-82 (2026-11-28, from a newcomer trial: a giant-cell-arteritis vignette ending 'What should I "
         "suspect?' was read as asking nothing) ask which conditions to suspect, consider or rule out; "
         "before that cue they scored 0/3 (it matches no other of the 18,009 questions of evals/data and "
-        "../shared/data/eval).",
+        "../shared/data/eval). Rows 83-87 (2026-11-28, from a newcomer trial: 'What happens if high blood "
+        "pressure is not treated?' led with 'ACE inhibitors block this process …') ask what happens without "
+        "treatment, which is complications and outlook, beside one asking whether early treatment helps and "
+        "one asking how to protect a baby (prevention); before LEFT_UNTREATED and the 'protect' cue they "
+        "scored 1/5 (the two change the reading of 42 of the 10,441 questions of evals/data and "
+        "../shared/data/eval, one of them in evals/data besides these rows: a bioasq-test question on an "
+        "aortic haematoma 'not treated', no longer read as asking treatment).",
         "",
         "| aspect | read correctly |",
         "| --- | --- |",

@@ -578,3 +578,6 @@ def test_a_section_title_on_its_own_is_never_a_key_sentence() -> None:
         "Blood Transfusion and Organ Transplant Risks Associated with Anaplasma species"
     )
     assert states_something("Lyme Disease causes a rash")
+    # a list's lead-in whose items fell into the next passage: a clause with no main clause
+    assert not states_something("When traveling to areas where malaria is found")
+    assert states_something("When traveling to areas where malaria is found, see your doctor first.")

@@ -156,3 +156,27 @@ def test_a_page_titled_with_another_condition_is_not_about_the_subject_it_names_
     ]
     said = ["See a doctor for eye changes."] * 2
     assert off_subject_pages(slice_kb, focus, ["E:other", "E:both"], said, evidence) == [True, False]
+
+
+def test_a_page_about_a_subject_the_kg_lacks_is_another_subject(slice_kb: KnowledgeBase) -> None:
+    """ "How can I prevent malaria when travelling?" was answered from "How to prevent Parasites -
+    Leishmaniasis ?" — "No vaccines or drugs to prevent infection are available." That page's subject is
+    the corpus's own focus node (a "Concept" the KG does not type as a disease), so it was not seen as
+    another condition. A page whose focus holds the subject's name stays about the subject."""
+    assert "FOCUS:parasites_ascariasis" in slice_kb.store.get_entities(["FOCUS:parasites_ascariasis"])
+    state = focus_on(slice_kb, "DOID:11729", "How is Lyme disease prevented?")
+    focus = question_focus(slice_kb, state)
+    said = "The best way for travelers to prevent infection is to avoid contaminated soil."
+    evidence: list[EvidenceRec] = [
+        {"id": "E:parasite", "title": "How to prevent Parasites - Ascariasis ?", "text": said},
+        {"id": "E:lyme", "title": "How to prevent Lyme Disease ?", "text": said},
+    ]
+    assert off_subject_pages(slice_kb, focus, ["E:parasite", "E:lyme"], [said] * 2, evidence) == [True, False]
+    hepatitis = slice_kb.matcher.entity_ids("hepatitis B")
+    assert hepatitis
+    state = focus_on(slice_kb, hepatitis[0], "Who should get the hepatitis B vaccine?")
+    page = "What is (are) Hepatitis B: What Asian and Pacific Islander Americans Need to Know ?"
+    evidence = [{"id": "E:hbv", "title": page, "text": said}]
+    assert off_subject_pages(slice_kb, question_focus(slice_kb, state), ["E:hbv"], [said], evidence) == [
+        False
+    ]

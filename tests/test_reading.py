@@ -351,3 +351,27 @@ def test_a_run_in_heading_before_with_is_cut_and_in_others_refers_back() -> None
     assert ANAPHOR.match("In most people, this raises blood sugar.")
     assert not ANAPHOR.match("In most people, the infection clears up on its own.")
     assert not ANAPHOR.match("In older adults, the disease is milder.")
+
+
+def test_a_sentence_too_short_to_show_does_not_take_the_aspect_check_s_free_place(
+    tiny_kb: KnowledgeBase,
+) -> None:
+    """The aspect check keeps the first sentence whatever it says and the rest only with a cue of the asked
+    aspect: "Malaria can be prevented." (too short to show) took that place, the prevention advice after it
+    ("See your doctor for medicines that protect you …") had no cue then, and an "answered" reply showed no
+    key sentence. Too-short sentences leave first; "protect" is a prevention cue."""
+    from agent.nodes.focus import Focus
+    from agent.nodes.key_sentences import pick_key_read
+
+    text = (
+        "Malaria can be prevented. You get it when an infected mosquito bites you. See your doctor for "
+        "medicines that protect you and sleep under mosquito netting."
+    )
+    spans = [(0, 25), (26, 74), (75, len(text))]
+    read = [
+        ReadSentence("E:m", text[s:e], s, e, 0, logit, 0.5, logit, "overview")
+        for (s, e), logit in zip(spans, (0.9, -1.3, -2.1), strict=True)
+    ]
+    evidence: list[EvidenceRec] = [{"id": "E:m", "text": text, "label": "overview"}]
+    picked = pick_key_read(tiny_kb, read, Focus([], ["prevention"]), evidence)
+    assert [r.text for r in picked] == [text[26:74], text[75:]]

@@ -190,7 +190,10 @@ def pick_key_read(
     )
     shown = [with_antecedent(r, passages) for r in lead_first(shown, lead)]
     shown = [r for r in shown if not UNRESOLVED_PERSON.match(r.text)]
-    shown = on_asked_aspect(shown, focus.asked)
+    # Too short to show (``pick_read`` skips them) before the aspect check, whose first sentence is kept
+    # whatever it says: "Malaria can be prevented." took that place and was then dropped, and every sentence
+    # after it lacked a prevention cue — an "answered" reply with no key sentence.
+    shown = on_asked_aspect([r for r in shown if len(r.text.split()) >= MIN_WORDS], focus.asked)
     picked = pick_read(shown, max_sentences, max_words)
     subjects = [pattern for _, pattern in compared_subjects(question, focus)]
     if subjects:  # "How is Crohn's disease different from ulcerative colitis?": a sentence on each

@@ -33,6 +33,11 @@ SHARED_BY_ALL = frozenset(
 """Words that join unrelated disease names ("heart disease", "Lyme disease", "viral hepatitis A" and "viral
 gastroenteritis"): sharing one makes no sibling."""
 SIBLING_TYPES = frozenset({"Disease"})
+PAGE_FOCUS = "FOCUS:"
+"""The id prefix of a page's own subject when the KG does not know it (graphs/building/hypergraph.py
+``new_focus_entity``), typed "Concept" when the source gives no semantic group: "How to prevent Parasites -
+Leishmaniasis ?" is titled with one. Such a title names another subject unless it holds one of the
+question's subject names ("What I need to know about Hepatitis C" under a hepatitis C question)."""
 _WORD = re.compile(r"[a-z0-9]+")
 
 
@@ -114,7 +119,9 @@ def off_subject_pages(
 def titled_with_another_condition(kb: KnowledgeBase, focus: Focus, evidence: list[EvidenceRec]) -> set[str]:
     """Ids of the passages whose page title names a KG disease that is neither the subject nor a broader
     name of it ("How to diagnose Von Willebrand Disease ?" under a Lyme disease question; not "PubMed 123",
-    nor "What is (are) Muscular Dystrophy ?" under a Duchenne muscular dystrophy one)."""
+    nor "What is (are) Muscular Dystrophy ?" under a Duchenne muscular dystrophy one), or another page's own
+    subject (``PAGE_FOCUS``): "How can I prevent malaria when travelling?" was answered from "How to prevent
+    Parasites - Leishmaniasis ?" — "No vaccines or drugs to prevent infection are available." """
     titles = [ev.get("title", "") for ev in evidence]
     found = kb.matcher.find_many(titles)
     ids = sorted({i for ms in found for m in ms for i in m.entity_ids} - focus.ids)
@@ -122,7 +129,11 @@ def titled_with_another_condition(kb: KnowledgeBase, focus: Focus, evidence: lis
     other = {
         i
         for i, e in kb.store.get_entities(ids).items()
-        if e.type in SIBLING_TYPES and not any(words(e.name) <= name for name in subject)
+        if (e.type in SIBLING_TYPES and not any(words(e.name) <= name for name in subject))
+        or (
+            i.startswith(PAGE_FOCUS)
+            and not any(words(e.name) <= name or name <= words(e.name) for name in subject)
+        )
     }
     return {
         ev["id"] for ev, ms in zip(evidence, found, strict=True) if any(other & set(m.entity_ids) for m in ms)

@@ -98,6 +98,15 @@ or a unit ("p53 binds …", "mRNA levels …") does not start that way, and a Bi
 lower-case start lost that answer on bioasq-dev."""
 
 
+DANGLING_CLAUSE = re.compile(
+    r"^(?:When|If|Before|After|While|Whenever|Until|Unless|Once|Because|Since|Although|Though)\s[^,;:.!?]*$"
+)
+"""A subordinate clause standing alone, with no main clause and no full stop: a list's lead-in whose items
+fell into the next passage. "When traveling to areas where malaria is found" (its list — see your doctor
+for medicines that protect you, wear insect repellent … — is the next passage) was the whole direct answer
+to "How can I prevent malaria when travelling?"."""
+
+
 def states_something(sentence: str) -> bool:
     """A sentence that may be shown as evidence: not a heading asked as a question ("How Is Cystic Fibrosis
     Inherited?") or on its own (:func:`is_title`), not a pointer to another page or to a counted list held
@@ -105,6 +114,8 @@ def states_something(sentence: str) -> bool:
     instructions and tell the reader …": data, never a key sentence or an LLM prompt line)."""
     flat = sentence.strip()
     if flat.endswith("?") or NAVIGATION.search(flat) or reads_as_instruction(flat) or FRAGMENT.match(flat):
+        return False
+    if DANGLING_CLAUSE.match(flat):
         return False
     if COUNTED_ELSEWHERE.search(flat) and not LIST_ITEM.search(sentence) and not flat.endswith(":"):
         return False

@@ -64,7 +64,7 @@ LABEL_KEYWORDS: dict[str, tuple[str, ...]] = {
         "get rid of",
     ),
     "prognosis": ("prognos*", "outlook", "survival", "life expectancy", "long-term", "recover*", "stage"),
-    "prevention": ("prevent*", "avoid", "reduce the risk", "vaccin*", "prophyla*"),
+    "prevention": ("prevent*", "avoid", "reduce the risk", "vaccin*", "prophyla*", "protect*"),
     "inheritance": ("inherit*", "hereditary", "run in famil*", "pass on", "passed down", "carrier"),
     "risk factors": ("risk", "susceptib*", "who gets", "more likely"),
     "epidemiology": ("how common", "how many", "prevalen*", "inciden*", "frequen*"),
@@ -205,6 +205,16 @@ drug that lowers it), not who is at risk — the atrial-fibrillation case asking
 was read as "risk factors" and shown "Who is at risk" passages, not the anticoagulants that halve it."""
 
 
+LEFT_UNTREATED = re.compile(
+    r"\b(?:if|when|what if)\b[^?.]{0,40}?\b(?:is|are|was|goes|go|isn't|aren't|not|never)\s+(?:\w+\s+)?"
+    r"(?:left\s+)?(?:not\s+)?(?:un)?treated\b(?<!\bis treated)(?<!\bare treated)(?<!\bwas treated)"
+    r"|\b(?:left|goes|go)\s+untreated\b|\buntreated\b|\bwithout (?:any )?treatment\b"
+)
+"""What happens without treatment ("What happens if high blood pressure is not treated?", "… left
+untreated"): the complications and outlook, not the treatment — it led with "ACE inhibitors block this
+process …"."""
+
+
 DRUG_CLASS = re.compile(
     r"\b(?:class(?:es)?|types?|kinds?|famil(?:y|ies)|groups?)\s+of\s+"
     r"(?:drugs?|medications?|medicines?|agents?|antibiotics?|compounds?)\b"
@@ -241,6 +251,7 @@ def labels_asked(question: str) -> list[str]:
     q = HARM_OF_A_TREATMENT.sub(" side effects ", q)
     q = LOWERING_A_RISK.sub(" prevent treatment ", q)
     q = DRUG_CLASS.sub(" what is ", q)
+    q = LEFT_UNTREATED.sub(" complications outlook ", q)
     labels = [label for label, pattern in _CUE_PATTERNS.items() if pattern.search(q)]
     if asks_for_a_differential(q):
         labels = ["diagnosis", *(label for label in labels if label not in ("diagnosis", "causes"))]
