@@ -375,3 +375,39 @@ def test_a_sentence_too_short_to_show_does_not_take_the_aspect_check_s_free_plac
     evidence: list[EvidenceRec] = [{"id": "E:m", "text": text, "label": "overview"}]
     picked = pick_key_read(tiny_kb, read, Focus([], ["prevention"]), evidence)
     assert [r.text for r in picked] == [text[26:74], text[75:]]
+
+
+def test_a_question_ruling_out_medicines_is_not_answered_with_them(tiny_kb: KnowledgeBase) -> None:
+    """ "What is the best way to lower cholesterol without drugs?" was answered "Statins work well at lowering
+    LDL cholesterol." second; a sentence naming a class of medicine, or about medicines in general, is left
+    out when the question rules medicines out — one naming them beside the other way stays."""
+    from agent.nodes.focus import Focus
+    from agent.nodes.key_sentences import pick_key_read
+    from graphs.text.medicine_classes import rules_out_medicines
+
+    assert rules_out_medicines("What is the best way to lower cholesterol without drugs?")
+    assert rules_out_medicines("Is there a treatment for insomnia that isn't sleeping pills?")
+    assert rules_out_medicines("How can I lower my blood pressure naturally?")
+    assert not rules_out_medicines("Which of the following is not a controlled drug?")
+    assert not rules_out_medicines("She does not take any medications. What is the most likely diagnosis?")
+    assert not rules_out_medicines("Is there a role for natural killer T cells in lupus?")
+    text = (
+        "There are two main ways to lower your cholesterol: lifestyle changes and medicines. Statins work "
+        "well at lowering LDL cholesterol. Medicines can help control high blood cholesterol, but they do "
+        "not cure it. Eating less saturated fat lowers LDL cholesterol for most people."
+    )
+    spans, start = [], 0
+    for piece in text.split(". "):
+        end = start + len(piece) + (0 if piece.endswith(".") else 1)
+        spans.append((start, end))
+        start = end + 1
+    read = [
+        ReadSentence("E:c", text[s:e], s, e, 0, 1.0 - 0.1 * i, 0.5, 1.0 - 0.1 * i, "treatment")
+        for i, (s, e) in enumerate(spans)
+    ]
+    evidence: list[EvidenceRec] = [{"id": "E:c", "text": text, "label": "treatment"}]
+    asked = "What is the best way to lower cholesterol without drugs?"
+    shown = [r.text for r in pick_key_read(tiny_kb, read, Focus([], []), evidence, question=asked)]
+    assert shown == [read[0].text, read[3].text], shown
+    everything = pick_key_read(tiny_kb, read, Focus([], []), evidence, question="How is cholesterol lowered?")
+    assert len(everything) == 4

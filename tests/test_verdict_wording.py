@@ -102,6 +102,15 @@ def test_a_calibrated_insufficient_verdict_does_not_name_the_rules_cosine_cut_as
         ("See a chart that compares signs of Alzheimers disease with signs of normal aging.", False),
         ("Questions & Answers: Antiviral Drugs, 2009-2010 Flu Season", False),
         ("See Diagnosis of TB (Fact sheet) for more information about TB diagnosis.", False),
+        (
+            "For information about side effects caused by treatment for cancer, see our Side Effects page.",
+            False,
+        ),
+        (
+            "For information on thymoma in children, see the PDQ summary on Unusual Cancers of Childhood.",
+            False,
+        ),
+        ("For information, patients should see their doctor about the side effects.", True),
         ("See your doctor if the rash spreads.", True),
         ("Watch a video that explains changes in diagnostic guidelines for Alzheimers.", False),
         ("Gout attacks are treated with NSAIDs, colchicine or corticosteroids.", True),

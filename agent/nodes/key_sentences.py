@@ -45,6 +45,8 @@ from agent.nodes.sentence_text import states_something
 from agent.state import EvidenceRec
 from graphs.kb import KnowledgeBase
 from graphs.model.labels import mentions_label
+from graphs.text.drug_names import DRUG_TYPES
+from graphs.text.medicine_classes import MEDICINE_WORD, TREATMENT_CLASS, rules_out_medicines
 
 TOP_PASSAGES = 10
 MAX_CANDIDATES = 40
@@ -188,6 +190,12 @@ def pick_key_read(
     shown = on_asked_term(
         shown_read(kb, read, focus, evidence), asked_sentences(question), focus.entities, passages
     )
+    if rules_out_medicines(question):
+        shown = [
+            r
+            for r, named in zip(shown, names_medicines(kb, [r.text for r in shown]), strict=True)
+            if not named
+        ]
     shown = [with_antecedent(r, passages) for r in lead_first(shown, lead)]
     shown = [r for r in shown if not UNRESOLVED_PERSON.match(r.text)]
     # Too short to show (``pick_read`` skips them) before the aspect check, whose first sentence is kept
@@ -229,6 +237,23 @@ UNRESOLVED_PERSON = re.compile(r"^(?:He|She) or (?:she|he)\b")
 """A sentence still opening on "he or she" after ``with_antecedent`` has no sentence before it to say
 who: "He or she can find out whats causing these problems." was shown for the early signs of Alzheimer's
 disease."""
+
+
+def names_medicines(kb: KnowledgeBase, texts: list[str]) -> list[bool]:
+    """For each text, whether it names a class of medicine (``TREATMENT_CLASS``), medicines in general
+    (``MEDICINE_WORD``) or a drug the KG knows:
+    what a question asking for a way without medicines does not want shown ("Statins work well at lowering
+    LDL cholesterol." for "What is the best way to lower cholesterol without drugs?")."""
+    if not texts:
+        return []
+    mentions = kb.matcher.find_many(texts)
+    ids = sorted({i for ms in mentions for m in ms for i in m.entity_ids})
+    drugs = {i for i, e in kb.store.get_entities(ids).items() if e.type in DRUG_TYPES}
+    return [
+        bool(TREATMENT_CLASS.search(text) or MEDICINE_WORD.search(text))
+        or any(drugs.intersection(m.entity_ids) for m in ms)
+        for text, ms in zip(texts, mentions, strict=True)
+    ]
 
 
 def with_antecedent(r: ReadSentence, passages: dict[str, str]) -> ReadSentence:

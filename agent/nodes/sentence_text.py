@@ -17,13 +17,15 @@ NAVIGATION = re.compile(
     r"^\W*(for more (information|details|about)|to learn more|learn more|see (also|the section)|visit |"
     r"click |these resources|this section|the following (resources|organizations)|watch (a|the) video|"
     r"see (a|the) (chart|table|figure|video|picture|diagram)|"
-    r"see .{0,80}?\bfor (more|further) (information|details))",
+    r"see .{0,80}?\bfor (more|further) (information|details)|"
+    r"for information (about|on) .{0,100}?\bsee (our|the)\b.{0,60}?\b(page|section|summary|fact sheet)\b)",
     re.IGNORECASE,
 )
 """A fact sheet's pointers to elsewhere ("For more information, see the section titled …"): a newcomer was
 shown one as a key sentence; it states nothing about the patient's question. Nor does "(Watch the video to
 learn how one woman manages her type 2 diabetes." (shown for "How is type 2 diabetes treated?") or "See
-Diagnosis of TB (Fact sheet) for more information about TB diagnosis."."""
+Diagnosis of TB (Fact sheet) for more information about TB diagnosis.", nor "For information about side
+effects that begin during treatment for cancer, see our Side Effects page." (PDQ summaries)."""
 LIST_ITEM = re.compile(r"\s*\n+\s*[-•*]\s+|\s{2,}[-•*]\s+")
 
 

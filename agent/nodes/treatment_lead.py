@@ -33,26 +33,11 @@ from agent.state import KGFactRec
 from graphs.building.hypergraph import DISEASE_TYPES
 from graphs.kb import KnowledgeBase
 from graphs.text.drug_names import DRUG_TYPES
+from graphs.text.medicine_classes import TREATMENT_CLASS
 from graphs.text.ner import normalise_term
 
 OTHER_CONDITION_TYPES = frozenset({"Disease"})
 TREATMENT_RELATIONS = frozenset({"treats", "indicated_for", "palliates"})
-TREATMENT_CLASS = re.compile(
-    r"\b(?:antibiotics?|antibacterials?|antivirals?|antiretrovirals?|antifungals?|antihistamines?|"
-    r"antidepressants?|anticonvulsants?|antiepileptics?|antipsychotics?|anticoagulants?|antiplatelets?|"
-    r"blood[- ]thinn(?:ers?|ing medicines?)|inhibitors?|blockers?|diuretics?|statins?|"
-    r"corticosteroids?|steroids?|bronchodilators?|insulin(?! resistance| levels?| production| sensitivity)|"
-    r"chemotherapy|immunotherapy|radiation therapy|radiotherapy|nsaids?|analgesics?|opioids?|dmards?|"
-    r"biologics?|bisphosphonates?|chelators?|vasodilators?|hormone (?:replacement )?therapy|antacids?|"
-    r"laxatives?|scabicides?|pediculicides?|iron (?:therapy|supplements?))\b",
-    re.IGNORECASE,
-)
-"""A class of medicine named in words: the KG has no class nodes, and consumer pages name classes, not
-drugs ("Bacterial pneumonia is treated with medicines called antibiotics.", "ACE inhibitors work to improve
-heart failure in many ways"), which the reader scored below "The goals of treatment are to cure the infection
-and prevent complications." A class names no subject, so a sentence naming one leads only when it names no
-other condition: "For example, if you have a bleeding ulcer, your doctor may prescribe antibiotics and other
-medicines to treat the ulcer." would have led "What is the treatment for iron deficiency anemia?"."""
 
 NOT_GIVEN = re.compile(r"\b(?:not|never|no|avoid(?:ed|s)?)\b", re.IGNORECASE)
 """A sentence naming a treatment that is *not* given does not lead: "In most cases, health care providers do
