@@ -177,6 +177,8 @@ def test_a_named_subject_is_not_a_follow_up_unless_it_refers_back() -> None:
         ("What are the side effects of it?", True),
         ("What is the dose for children?", True),  # "for children" is who, not what
         ("What is the dose of the drug?", True),
+        ("What is the treatment for a broken wrist?", False),  # names what it is for
+        ("What is the treatment for it?", True),
     ],
 )
 def test_an_aspect_of_a_named_thing_does_not_refer_back(question: str, back: bool) -> None:

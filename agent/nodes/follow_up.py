@@ -27,12 +27,14 @@ _REFERS_BACK = re.compile(
     r"\b(?:its|it|it's|they|them|their|theirs|this|that|these|those|same|"
     r"the\s+(?:dose|doses|dosage|drug|drugs|medicine|medicines|medication|medications|treatment|"
     r"treatments|therapy|disease|condition|illness|disorder|infection|patient|side\s+effects)"
-    r"(?!\s+of\s+(?!(?:it|its|them|this|that|these|those|the)\b)\w))\b",
+    r"(?!\s+of\s+(?!(?:it|its|them|this|that|these|those|the)\b)\w)"
+    r"(?!\s+for\s+(?!(?:it|its|them|this|that|these|those|the|children|kids|adults|babies|infants|women|men|"
+    r"people|patients|elderly|older|him|her|me|my|us|you|your|a\s+child|an\s+adult)\b)\w))\b",
     re.IGNORECASE,
 )
 """Words that point back. "The side effects" followed by what they are of ("… of statins") names its own
 subject, even one the KG does not know: "What are the side effects of statins?" was told it referred back to
-nothing."""
+nothing, and so was "What is the treatment for a broken wrist?"."""
 _POSSESSIVE = re.compile(r"\b(?:its|their|them)\b", re.IGNORECASE)
 """With a subject of its own, only these still point back ("is asthma a side effect of its treatment?")."""
 _DRUG_ASPECT = re.compile(
