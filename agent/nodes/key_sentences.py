@@ -241,9 +241,9 @@ disease."""
 
 def names_medicines(kb: KnowledgeBase, texts: list[str]) -> list[bool]:
     """For each text, whether it names a class of medicine (``TREATMENT_CLASS``), medicines in general
-    (``MEDICINE_WORD``) or a drug the KG knows:
-    what a question asking for a way without medicines does not want shown ("Statins work well at lowering
-    LDL cholesterol." for "What is the best way to lower cholesterol without drugs?")."""
+    (``MEDICINE_WORD``) or a drug the KG knows: what a question asking for a way without medicines does not
+    want shown ("Statins work well at lowering LDL cholesterol." for "What is the best way to lower
+    cholesterol without drugs?")."""
     if not texts:
         return []
     mentions = kb.matcher.find_many(texts)

@@ -56,6 +56,9 @@ before ("For example, if you have a bleeding ulcer, …"), on "he or she" (a doc
 "this" after a short opening phrase ("In most people, this raises blood sugar."): shown alone, it does not
 say what it is about."""
 READ_WITH_ANTECEDENT = True
+"""Read a sentence opening on a reference back with the sentence before it (:func:`with_antecedents`).
+A module switch, not a setting: evals/consumer_key_sentences.py turns it off to measure both readings in
+one run."""
 _MEMO_SIZE = 64
 """Questions whose sentence logits are remembered (at ``MAX_READ`` sentences each)."""
 
