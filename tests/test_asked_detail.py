@@ -82,6 +82,7 @@ def read_of(*texts: str) -> list[str]:
         ("How does dengue spread?", "route"),
         ("How do you get rid of head lice?", None),  # a treatment, not a route
         ("How do I get tested for HIV?", None),
+        ("What is the life expectancy with sickle cell disease?", "duration"),
     ],
 )
 def test_the_kind_of_detail_asked(question: str, kind: str | None) -> None:
@@ -300,6 +301,24 @@ def test_a_how_is_it_spread_question_leads_with_the_route(tiny_kb: KnowledgeBase
     assert names_in(tiny_kb, question, set(), [route.text]) is True
     assert ROUTE.search("Lyme disease is a bacterial infection you get from the bite of an infected tick.")
     assert not ROUTE.search("Most people who are infected with hepatitis C don't have symptoms for years.")
+
+
+def test_a_life_expectancy_is_a_person_s_survival_not_a_cell_s(tiny_kb: KnowledgeBase) -> None:
+    """ "What is the life expectancy with sickle cell disease?" led with "Normal red blood cells live about 90
+    to 120 days …"; the sentence naming the life expectancy leads, and one naming none is not an answer
+    ("As treatments for CF continue to improve, so does life expectancy" was "answered")."""
+    question = "What is the life expectancy with sickle cell disease?"
+    cells = read_sentence(
+        "Normal red blood cells live about 90 to 120 days, but sickle cells last 10 days.", 1.0
+    )
+    people = read_sentence(
+        "In the United States, the life expectancy of a person with SCD is about 40 years.", 0.2
+    )
+    improving = read_sentence("As treatments continue to improve, so does life expectancy.", 0.9)
+    lead = detail_lead(tiny_kb, question, set())
+    assert lead is not None and pick_read(lead_first([cells, improving, people], lead))[0] == people
+    assert names_in(tiny_kb, question, set(), [cells.text, improving.text]) is False
+    assert names_in(tiny_kb, question, set(), [people.text]) is True
 
 
 def test_a_how_long_question_is_answered_with_the_duration(consultant: Consultant) -> None:

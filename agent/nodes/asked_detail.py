@@ -162,6 +162,16 @@ ROUTE = re.compile(
 )
 """A sentence naming a route ("spreads through contact with infected blood", "You could get hepatitis C
 through contact with an infected person's blood", "passed from mother to baby during childbirth")."""
+LIFE_EXPECTANCY = re.compile(
+    r"^\s*what\s+is\s+(?:the\s+)?(?:average\s+)?(?:life expectancy|lifespan)\b", re.I
+)
+"""A question for how long people live with a condition ("What is the life expectancy with sickle cell
+disease?"): a duration of survival. It led with "Normal red blood cells live about 90 to 120 days …"."""
+LIVED = re.compile(
+    r"\b(?:life expectancy|lifespan|life span|survival|surviv\w+|live (?:to|into|until|past|beyond))\b", re.I
+)
+"""What a sentence naming the life expectancy says beside the duration: a cell that "lives about 90 days"
+is not a person's life expectancy."""
 HOW_LONG = re.compile(r"^\s*how\s+long\b(?!\s+in\b)", re.IGNORECASE)
 """A question for a length of time; "How long in bp is …" asks for a length, not a duration."""
 _COUNT = (
@@ -265,6 +275,8 @@ def asked_detail(question: str) -> AskedDetail | None:
         return AskedDetail("care", frozenset(), "when to seek care")
     if HOW_SPREAD.search(question):
         return AskedDetail("route", frozenset(), "how it spreads")
+    if LIFE_EXPECTANCY.search(question):
+        return AskedDetail("duration", frozenset(), "life expectancy", LIVED)
     if HOW_LONG.search(question):
         state = duration_of(question)
         return AskedDetail("duration", frozenset(), *(state or ("duration", None)))
