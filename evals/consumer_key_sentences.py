@@ -22,7 +22,6 @@ Usage: python -m evals.consumer_key_sentences [--out evals/reports/consumer_key_
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import tempfile
 from dataclasses import dataclass
@@ -35,11 +34,12 @@ from agent.consult import Consultant
 from agent.nodes import reading
 from agent.sessions import thread_config
 from evals.answer_eval import turn_key_sentences
+from evals.datasets.medquad_consumer import load_medquad_consumer
+from evals.datasets.schema import RetrievalQuestion
+from evals.medquad_judged import JUDGMENTS, pair_id, read_jsonl
 from graphs.model.settings import Settings, load_settings
 
 REPO = Path(__file__).resolve().parent.parent
-DATA = REPO / "evals" / "data"
-PREFIX = "medquad:"
 HINT_CHARS = 40
 """The first characters of a hand-quoted answering sentence that must appear in the key sentences."""
 VARIANTS = {"sentences read alone": False, "reference back read with the sentence before (shipped)": True}
@@ -56,28 +56,22 @@ class Tally:
     words: int = 0
 
 
-def judged_yes() -> set[tuple[str, str]]:
-    """(question id, evidence id) pairs judged to answer in the blind pooled judgments."""
-    verdicts = {
-        row["pair"]: row["verdict"]
-        for row in map(json.loads, (DATA / "medquad_consumer_judgments.jsonl").read_text().splitlines())
-    }
-    pool = [json.loads(line) for line in (DATA / "medquad_consumer_pool.jsonl").read_text().splitlines()]
-    return {(p["question_id"], p["evidence_id"]) for p in pool if verdicts.get(p["pair"]) == "yes"}
+def judged_yes() -> set[str]:
+    """Pair ids (evals/medquad_judged.py ``pair_id``) the blind pooled judgments read as answering."""
+    return {row["pair"] for row in read_jsonl(JUDGMENTS) if row["verdict"] == "yes"}
 
 
-def tally(kb: Any, rows: list[dict[str, Any]], states: list[Any], yes: set[tuple[str, str]]) -> Tally:
+def tally(kb: Any, questions: list[RetrievalQuestion], states: list[Any], yes: set[str]) -> Tally:
     out = Tally()
-    for row, state in zip(rows, states, strict=True):
-        _, key = turn_key_sentences(kb, state, row["question"])
+    for q, state in zip(questions, states, strict=True):
+        _, key = turn_key_sentences(kb, state, q.question)
         document = {ev["id"]: ev.get("document_id", "") for ev in state.get("evidence", [])}
-        gold = {PREFIX + g for g in row["gold_ids"]}
-        in_gold = [document.get(k.evidence_id) in gold for k in key]
+        in_gold = [document.get(k.evidence_id) in q.gold_documents for k in key]
         text = " ".join(k.text for k in key)
         out.first_gold += bool(in_gold and in_gold[0])
-        out.first_judged += bool(key and (in_gold[0] or (row["id"], key[0].evidence_id) in yes))
+        out.first_judged += bool(key and (in_gold[0] or pair_id(q.id, key[0].evidence_id) in yes))
         out.any_gold += any(in_gold)
-        out.hint += any(h[:HINT_CHARS] in text for h in row.get("gold_passages", {}).values())
+        out.hint += any(h[:HINT_CHARS] in text for h in q.passage_hints.values())
         out.words += len(text.split())
     return out
 
@@ -87,7 +81,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=REPO / "evals" / "reports" / "consumer_key_sentences.md")
     args = parser.parse_args()
     settings = load_settings()
-    rows = [json.loads(line) for line in (DATA / "medquad_consumer.jsonl").read_text().splitlines() if line]
+    questions = load_medquad_consumer("medquad-consumer").questions
     with tempfile.TemporaryDirectory() as tmp:
         consultant = Consultant(
             Settings(kb_dir=settings.kb_root, data_dir=Path(tmp), llm_enabled=False),
@@ -96,8 +90,8 @@ def main() -> None:
         )
         kb = consultant.kb
         states, answered = [], 0
-        for row in rows:
-            result = consultant.ask(row["question"])
+        for q in questions:
+            result = consultant.ask(q.question)
             answered += result.answer.get("status") == "answered"
             states.append(consultant.graph.get_state(thread_config(result.consult_id)).values)  # type: ignore[arg-type]
         yes = judged_yes()
@@ -105,11 +99,11 @@ def main() -> None:
         for name, flag in VARIANTS.items():
             reading.READ_WITH_ANTECEDENT = flag
             reading.forget()
-            results[name] = tally(kb, rows, states, yes)
+            results[name] = tally(kb, questions, states, yes)
         reading.READ_WITH_ANTECEDENT = True
         reading.forget()
         version = kb.version
-    n, hinted = len(rows), sum(1 for r in rows if r.get("gold_passages"))
+    n, hinted = len(questions), sum(1 for q in questions if q.passage_hints)
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     lines = [
         "# Key sentences on consumer-style questions (medquad-consumer, default KB, offline)",
