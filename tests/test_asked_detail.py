@@ -16,10 +16,10 @@ import pytest
 from agent.consult import Consultant
 from agent.nodes import answered
 from agent.nodes.asked_detail import DURATION, ROUTE, YEAR, AskedDetail, asked_detail, detail_lead, names_in
-from agent.nodes.detail_check import shows_asked_detail
+from agent.nodes.detail_check import shows_asked_aspect, shows_asked_detail
 from agent.nodes.key_sentences import lead_first, pick_read
 from agent.nodes.reading import ReadSentence
-from agent.state import DirectAnswerRec
+from agent.state import ConsultState, DirectAnswerRec
 from evals.answered_calibration import golden, pool_corpus
 from evals.datasets.near_miss_pools import answer_free_rows, named_questions
 from evals.datasets.snippet_pools import read_jsonl
@@ -420,3 +420,41 @@ def test_a_differential_is_named_by_a_kg_disease_not_by_a_test(slice_kb: Knowled
     assert names_in(slice_kb, question, set(), ["It may be gout, which causes sudden joint pain."]) is True
     lead = detail_lead(slice_kb, question, set())
     assert lead is not None and lead("Gout can come at night.") and not lead("The fever may rise at night.")
+
+
+def test_an_unlinked_question_is_answered_only_by_a_sentence_on_the_asked_aspect(
+    consultant: Consultant,
+) -> None:
+    """ "What is the treatment for a broken wrist?" links no KG subject, and was answered with "Wrist pain
+    with bruising and swelling can be a sign of injury." — on the body part, silent on treatment. With a
+    model that answers everything, the aspect check alone makes it insufficient and says why."""
+    answered.use_answered_model(answers_everything())
+    try:
+        result = consultant.ask("What is the treatment for a broken wrist?").answer
+        assert not result["direct"]["focus"], result["direct"]["focus"]
+        verdict = result["verdict"]
+        assert result["status"] == "insufficient", result["text"][:400]
+        assert verdict["reasons"][0].startswith(
+            "the knowledge graph links no subject of the question, and none"
+        )
+        assert verdict["missing_labels"] == ["a passage naming the treatment"]
+    finally:
+        answered.use_answered_model(None)
+
+
+def test_a_sentence_carries_the_asked_aspect_by_its_words_or_its_passage_label() -> None:
+    state: ConsultState = {
+        "evidence": [
+            {"id": "E:t", "text": "", "label": "treatment"},
+            {"id": "E:o", "text": "", "label": "overview"},
+        ]
+    }
+
+    def shown(*sentences: tuple[str, str]) -> DirectAnswerRec:
+        return {"sentences": [{"evidence_id": e, "text": t} for e, t in sentences]}  # type: ignore[typeddict-item]
+
+    pain = ("E:o", "Wrist pain with bruising and swelling can be a sign of injury.")
+    assert not shows_asked_aspect(state, shown(pain), ["treatment"])
+    assert shows_asked_aspect(state, shown(pain, ("E:o", "It is treated with a splint.")), ["treatment"])
+    assert shows_asked_aspect(state, shown(("E:t", "Rest helps most people.")), ["treatment"])
+    assert not shows_asked_aspect(state, shown(), ["treatment"])

@@ -6,7 +6,12 @@ from __future__ import annotations
 
 from agent.consult import Consultant
 from agent.nodes.focus import question_focus
-from agent.nodes.other_condition import about_other_condition, off_subject_pages, qualified_subject_passages
+from agent.nodes.other_condition import (
+    about_other_condition,
+    off_subject_pages,
+    qualified_subject_passages,
+    titled_off_question,
+)
 from agent.state import ConsultState, EvidenceRec
 from graphs.kb import KnowledgeBase
 
@@ -101,9 +106,16 @@ def test_a_sentence_from_a_page_that_never_names_the_subject_is_off_it(slice_kb:
         False,
     ]
     no_focus = question_focus(slice_kb, {"question": "How is it diagnosed?"})
-    assert (
-        off_subject_pages(slice_kb, no_focus, ids, said, evidence) == [False] * 6
-    )  # no subject: nothing is off it
+    # No linked subject: a page titled with a condition the question does not name is off it
+    # (titled_off_question); a page titled with none, or a PubMed snippet, never is.
+    assert off_subject_pages(slice_kb, no_focus, ids, said, evidence) == [
+        True,
+        True,
+        False,
+        False,
+        False,
+        False,
+    ]
 
 
 def test_an_abbreviation_the_question_defines_names_the_subject(slice_kb: KnowledgeBase) -> None:
@@ -180,3 +192,32 @@ def test_a_page_about_a_subject_the_kg_lacks_is_another_subject(slice_kb: Knowle
     assert off_subject_pages(slice_kb, question_focus(slice_kb, state), ["E:hbv"], [said], evidence) == [
         False
     ]
+
+
+def test_without_a_linked_subject_a_page_titled_with_an_unnamed_condition_is_off(
+    slice_kb: KnowledgeBase,
+) -> None:
+    """ "What is the treatment for a broken wrist?" links no KG entity, and was answered from "What are the
+    treatments for Broken Heart Syndrome ?" and a carpal tunnel page. A page is off such a question when its
+    title names a condition and the question names none of its title's conditions; a question naming the
+    condition in another form ("anemic", "MS") keeps its page, and a differential keeps every page."""
+    said = "Initial treatment is rest and a splint."
+    titles = {
+        "E:other": "What are the treatments for Bell's palsy ?",  # a condition the question does not name
+        "E:none": "Wrist pain",  # no KG condition in the title
+        "E:pubmed": "PubMed 123",
+    }
+    evidence: list[EvidenceRec] = [{"id": i, "title": t, "text": said} for i, t in titles.items()]
+    wrist = question_focus(slice_kb, {"question": "What is the treatment for a broken wrist?"})
+    assert not wrist.entities
+    ids = list(titles)
+    assert off_subject_pages(slice_kb, wrist, ids, [said] * 3, evidence) == [True, False, False]
+    assert titled_off_question(slice_kb, "What is the treatment for a broken wrist?", evidence) == {"E:other"}
+    # Named in another word form (five-letter stems), or by an abbreviation the question writes.
+    anemia: list[EvidenceRec] = [{"id": "E:a", "title": "What causes Sideroblastic anemia ?", "text": said}]
+    assert titled_off_question(slice_kb, "Why would someone get sideroblastic anemia?", anemia) == set()
+    assert titled_off_question(slice_kb, "What makes a person anemic?", anemia) == {"E:a"}  # a kind of it
+    bells = [{"id": "E:b", "title": "What are the treatments for Bell's palsy ?", "text": said}]
+    assert titled_off_question(slice_kb, "my face droops, is it bells palsy?", bells) == set()  # type: ignore[arg-type]
+    # A differential asks for a condition it does not name.
+    assert titled_off_question(slice_kb, "Half my face droops. What could it be?", bells) == set()  # type: ignore[arg-type]

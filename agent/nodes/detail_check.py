@@ -15,20 +15,27 @@ from agent.nodes.asked_term import asked_about, missing_term, turn_entities
 from agent.nodes.comparison import compared_subjects
 from agent.nodes.direct_answer import compose_direct_answer, linked_ids
 from agent.nodes.focus import Focus
+from agent.nodes.other_condition import titled_off_question
 from agent.nodes.retrieval import search_question
 from agent.state import ConsultState, DirectAnswerRec
 from graphs.kb import KnowledgeBase
+from graphs.model.labels import mentions_label
 
 
 def shown_answer_misses_detail(kb: KnowledgeBase, state: ConsultState, focus: Focus) -> AskedDetail | None:
     """The detail asked when the direct answer, composed as it would be shown if "answered", names none of
-    it; ``None`` when it does or when nothing specific is asked."""
+    it; ``None`` when it does or when nothing specific is asked. For a question with no linked subject, an
+    asked aspect (treatment, symptoms …) that no shown sentence carries is such a detail too
+    (``shows_asked_aspect``)."""
     question = search_question(state)
     detail = asked_detail(question)
     term_question = asked_about(state, question)
-    if detail is None and not term_question:
+    unanchored = unanchored_aspects(kb, state, focus, question)
+    if detail is None and not term_question and not unanchored:
         return None
     direct, _ = compose_direct_answer(kb, state, focus, sufficient=True)
+    if unanchored and not shows_asked_aspect(state, direct, unanchored):
+        return AskedDetail("aspect", frozenset(), unanchored[0])
     if detail is not None and shows_asked_detail(kb, question, linked_ids(state), direct, detail) is False:
         return detail
     if term_question:
@@ -72,6 +79,34 @@ def missing_intervention(
     named = {i for mentions in kb.matcher.find_many(texts) for m in mentions for i in m.entity_ids}
     missing = [e for e in asked if e["id"] not in named]
     return missing[0]["name"] if missing else None
+
+
+def unanchored_aspects(kb: KnowledgeBase, state: ConsultState, focus: Focus, question: str) -> list[str]:
+    """The asked aspects (not "overview") of a question the KG links no subject of, when some retrieved
+    page is titled with a condition the question does not name (other_condition.py
+    ``titled_off_question``): the KB then holds pages on named conditions that answer the same shape of
+    question, and only the asked aspect ties a shown sentence to this one. A PubMed snippet pool (titles
+    "PubMed 123") never qualifies: its questions name their subject in words the sentences repeat."""
+    asked = [label for label in focus.asked if label != "overview"]
+    if focus.entities or not asked or not titled_off_question(kb, question, state.get("evidence", [])):
+        return []
+    return asked
+
+
+def shows_asked_aspect(state: ConsultState, direct: DirectAnswerRec, asked: list[str]) -> bool:
+    """Whether a shown key sentence carries an asked aspect: it names one of its cues ("splint",
+    "treated") or is quoted from a passage labelled with it (a MedQuAD "What are the treatments for …"
+    page).
+
+    Why, for a question the KG links no subject of (``shown_answer_misses_detail``): nothing else ties its
+    answer to what was asked. "What is the treatment for a broken wrist?" was *answered* with "Wrist pain
+    with bruising and swelling can be a sign of injury." from the wrist injuries overview — a sentence on
+    the right body part that says nothing of treatment."""
+    label = {ev["id"]: ev.get("label", "") for ev in state.get("evidence", [])}
+    return any(
+        label.get(s["evidence_id"]) in asked or any(mentions_label(s.get("text", ""), a) for a in asked)
+        for s in direct.get("sentences", [])
+    )
 
 
 def shown_texts(state: ConsultState, direct: DirectAnswerRec) -> list[str]:

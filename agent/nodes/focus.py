@@ -44,6 +44,9 @@ class Focus:
     asked: list[str]
     names: dict[str, list[str]] = field(default_factory=dict)
     pattern: re.Pattern[str] | None = None
+    question: str = ""
+    """The question's own words: what a question with no focus entity is about
+    (agent/nodes/other_condition.py ``titled_off_question``)."""
 
     @property
     def ids(self) -> set[str]:
@@ -101,7 +104,7 @@ def focus_of(kb: KnowledgeBase, focus: list[EntityRec], question: str) -> Focus:
         if all_names
         else None
     )
-    return Focus(focus, specific_labels_asked(question), names, pattern)
+    return Focus(focus, specific_labels_asked(question), names, pattern, question)
 
 
 def defined_abbreviations(question: str, names: list[str]) -> list[str]:

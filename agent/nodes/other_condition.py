@@ -20,6 +20,8 @@ import re
 from agent.nodes.focus import Focus, passages_on_focus
 from agent.state import EvidenceRec
 from graphs.kb import KnowledgeBase
+from graphs.model.labels import asks_for_a_differential
+from graphs.text.word_stems import word_stems
 
 SHARED_BY_ALL = frozenset(
     {
@@ -39,6 +41,8 @@ PAGE_FOCUS = "FOCUS:"
 Leishmaniasis ?" is titled with one. Such a title names another subject unless it holds one of the
 question's subject names ("What I need to know about Hepatitis C" under a hepatitis C question)."""
 _WORD = re.compile(r"[a-z0-9]+")
+ABBREVIATION = re.compile(r"\b[A-Z][A-Z0-9]{1,5}\b")
+"""A short upper-case word of a question: an abbreviation it may name a condition by ("MS", "COPD")."""
 
 
 def words(name: str) -> frozenset[str]:
@@ -97,9 +101,13 @@ def off_subject_pages(
     Willebrand Disease ?". The reader scores the question's shape (diagnosis) and the sentence has it; nothing
     in it or its page is about Lyme disease. A sentence whose page is about the subject stays ("It can last
     for years." on the shingles page). No focus (the KG knows none of the question's entities): no sentence
-    is judged off the subject."""
-    if not focus.entities or not texts:
-        return [False] * len(texts)
+    is judged off the subject unless its page is titled with a condition the question does not name
+    (``titled_off_question``)."""
+    if not texts:
+        return []
+    if not focus.entities:
+        off = titled_off_question(kb, focus.question, evidence)
+        return [eid in off for eid in evidence_ids]
     page = {ev["id"]: ev.get("url") or ev.get("document_id") or ev["id"] for ev in evidence}
     about = {page[ev["id"]] for ev in passages_on_focus(kb, focus, evidence)}
     titled = titled_with_another_condition(kb, focus, evidence)
@@ -138,6 +146,52 @@ def titled_with_another_condition(kb: KnowledgeBase, focus: Focus, evidence: lis
     return {
         ev["id"] for ev, ms in zip(evidence, found, strict=True) if any(other & set(m.entity_ids) for m in ms)
     }
+
+
+def titled_off_question(kb: KnowledgeBase, question: str, evidence: list[EvidenceRec]) -> set[str]:
+    """Ids of the passages whose page title names a condition (a KG disease or a page's own subject,
+    ``PAGE_FOCUS``) and only conditions the question does not name, for a question the KG links no
+    subject of. A title's condition is named when every distinctive word of one of its names (not
+    ``SHARED_BY_ALL``) is a word of the question, compared by five-letter stems (graphs/text/word_stems.py:
+    "anemic" names "Anemia"), or when the question writes one of its short upper-case abbreviations ("MS"
+    for multiple sclerosis, which the linker leaves unlinked as too short). A differential ("What could
+    that be?") asks for a condition it does not name, so none of its pages is off by this rule.
+
+    Why: "What is the treatment for a broken wrist?" links no KG entity, so no sentence was off its subject,
+    and it was *answered* with "Initial treatment is aimed at improving blood flow to the heart …" from
+    "What are the treatments for Broken Heart Syndrome ?" and a carpal tunnel splint from "What are the
+    treatments for Carpal Tunnel Syndrome ?": the reader scores the question's shape (a treatment), and
+    nothing told it that the pages were about other conditions. A page titled with no condition ("PubMed
+    123", a drug page) is never off by this rule."""
+    if not evidence or asks_for_a_differential(question):
+        return set()
+    asked = word_stems(question, min_chars=3)
+    abbreviations = set(ABBREVIATION.findall(question))
+    titles = [ev.get("title", "") for ev in evidence]
+    found = kb.matcher.find_many(titles)
+    ids = sorted({i for ms in found for m in ms for i in m.entity_ids})
+    names = {
+        i: [e.name, *e.synonyms]
+        for i, e in kb.store.get_entities(ids).items()
+        if e.type in SIBLING_TYPES or i.startswith(PAGE_FOCUS)
+    }
+
+    def named(surface: str, entity_ids: list[str]) -> bool:
+        candidates = [surface, *(n for i in entity_ids for n in names.get(i, []))]
+        return any(names_condition(asked, n) or n in abbreviations for n in candidates)
+
+    out = set()
+    for ev, mentions in zip(evidence, found, strict=True):
+        conditions = [m for m in mentions if names.keys() & set(m.entity_ids)]
+        if conditions and not any(named(m.surface, m.entity_ids) for m in conditions):
+            out.add(ev["id"])
+    return out
+
+
+def names_condition(asked: set[str], name: str) -> bool:
+    """Whether every distinctive word of ``name`` (three letters or more) is among the ``asked`` stems."""
+    distinctive = word_stems(name, min_chars=3, skip=SHARED_BY_ALL)
+    return bool(distinctive) and distinctive <= asked
 
 
 def subject_names(focus: Focus) -> list[frozenset[str]]:

@@ -150,9 +150,14 @@ def offline_verdict(deps: ConsultDeps, state: ConsultState) -> Verdict:
         if missed.kind == "subject":  # a compared subject: the planner's next round walks from it
             verdict["missing_entities"], verdict["missing_labels"] = [asked], []
         what = f"{asked}, which the question asks about" if named_in_question else f"{asked} asked"
+        about = f"the passages are about {subject}, but"
+        if (
+            missed.kind == "aspect"
+        ):  # no linked subject: only the asked aspect ties the answer to the question
+            about = "the knowledge graph links no subject of the question, and"
         verdict["reasons"] = [
-            f"the passages are about {subject}, but none of the sentences that would be shown names {what}; "
-            f"best: {said} ({odds} without this check)"
+            f"{about} none of the sentences that would be shown names {what}; best: {said} ({odds} without "
+            "this check)"
         ]
     else:
         weak = f"no retrieved sentence answers the question well enough ({odds}); best: {said}"
@@ -245,7 +250,7 @@ def open_labels(focus: Focus, answering: list[EvidenceRec]) -> list[str]:
     """The asked aspects (labels other than "overview") that no answering passage carries."""
 
     def carried(label: str) -> bool:
-        one = Focus(focus.entities, [label], focus.names, focus.pattern)
+        one = Focus(focus.entities, [label], focus.names, focus.pattern, focus.question)
         return any(carries_aspect(one, ev) for ev in answering)
 
     return [label for label in focus.asked if label != "overview" and not carried(label)]
