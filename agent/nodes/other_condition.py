@@ -15,6 +15,7 @@ disease" is not a sibling of Lyme disease.
 
 from __future__ import annotations
 
+import functools
 import re
 
 from agent.nodes.focus import Focus, passages_on_focus
@@ -190,8 +191,15 @@ def titled_off_question(kb: KnowledgeBase, question: str, evidence: list[Evidenc
 
 def names_condition(asked: set[str], name: str) -> bool:
     """Whether every distinctive word of ``name`` (three letters or more) is among the ``asked`` stems."""
-    distinctive = word_stems(name, min_chars=3, skip=SHARED_BY_ALL)
+    distinctive = distinctive_stems(name)
     return bool(distinctive) and distinctive <= asked
+
+
+@functools.lru_cache(maxsize=65536)
+def distinctive_stems(name: str) -> frozenset[str]:
+    """The stems of ``name``'s words that are not ``SHARED_BY_ALL`` (memoised: a turn compares every
+    synonym of every condition in its pages' titles, and the same few hundred names recur)."""
+    return frozenset(word_stems(name, min_chars=3, skip=SHARED_BY_ALL))
 
 
 def subject_names(focus: Focus) -> list[frozenset[str]]:

@@ -151,9 +151,7 @@ def offline_verdict(deps: ConsultDeps, state: ConsultState) -> Verdict:
             verdict["missing_entities"], verdict["missing_labels"] = [asked], []
         what = f"{asked}, which the question asks about" if named_in_question else f"{asked} asked"
         about = f"the passages are about {subject}, but"
-        if (
-            missed.kind == "aspect"
-        ):  # no linked subject: only the asked aspect ties the answer to the question
+        if missed.kind == "aspect":  # no linked subject: only the asked aspect ties the answer to it
             about = "the knowledge graph links no subject of the question, and"
         verdict["reasons"] = [
             f"{about} none of the sentences that would be shown names {what}; best: {said} ({odds} without "
