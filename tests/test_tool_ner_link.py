@@ -8,6 +8,7 @@ import pytest
 from pydantic import ValidationError
 
 from graphs.kb import KnowledgeBase
+from graphs.text.term_variants import condition_noun_forms
 from tools.candidate_terms import candidate_terms
 from tools.common import MAX_TEXT_CHARS
 from tools.ner_link import (
@@ -194,3 +195,33 @@ def test_a_drug_is_linked_by_its_other_approved_name(
     assert entity_id in by_id(result), [e.id for e in result.entities]
     drug = next(w.strip("?") for w in question.split() if w.strip("?").lower() in DRUG_WORDS)
     assert drug.lower() not in {t.lower() for t in result.unlinked_terms}
+
+
+def test_a_lay_adjective_links_the_condition_it_names(slice_kb: KnowledgeBase) -> None:
+    """ "my mom is anemic, what kinds of things cause that?" linked nothing and was told it referred back to
+    no earlier subject. An adjective for a condition links the KG disease by dictionary; one whose noun form
+    names no disease links nothing, and a negated one is flagged."""
+    cases = {
+        "my mom is anemic": "DOID:2355",
+        "my son is asthmatic": "DOID:2841",
+        "I am diabetic": "DOID:9351",
+    }
+    for text, disease in cases.items():
+        entities = by_id(link(slice_kb, text, use_embeddings=False))
+        assert disease in entities, (text, list(entities))
+        mention = entities[disease].mentions[0]
+        assert mention.method == "dictionary" and text[mention.start : mention.end] == text.split()[-1]
+    assert not link(slice_kb, "the test was positive", use_embeddings=False).entities
+    negated = by_id(link(slice_kb, "she is not anemic", use_embeddings=False))["DOID:2355"]
+    assert negated.mentions[0].negated
+
+
+def test_condition_noun_forms_of_lay_adjectives() -> None:
+    assert condition_noun_forms("anemic") == ("anemia", "anemy")
+    assert condition_noun_forms("asthmatic") == ("asthma",)
+    assert condition_noun_forms("psychotic") == ("psychosis",)
+    assert condition_noun_forms("arthritic") == ("arthritis",)
+    assert condition_noun_forms("autistic") == ("autism",)
+    assert condition_noun_forms("hypertensive") == ("hypertension",)
+    assert "epilepsy" in condition_noun_forms("epileptic")
+    assert condition_noun_forms("sick") == () and condition_noun_forms("rash") == ()

@@ -19,6 +19,7 @@ Negated mentions ("no fever") are linked and flagged, never dropped: a clinician
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -27,6 +28,7 @@ from pydantic import BaseModel, Field, model_validator
 
 from graphs.kb import KnowledgeBase
 from graphs.text.negation import negated_spans
+from graphs.text.term_variants import condition_noun_forms
 from graphs.vectors.batch_memo import BatchMemo
 from tools.candidate_terms import (
     CandidateTerm,
@@ -36,6 +38,8 @@ from tools.candidate_terms import (
 )
 from tools.common import as_langchain_tool, truncate
 
+ADJECTIVE = re.compile(r"\b[A-Za-z]{5,}\b")
+"""A word that may be a lay adjective for a condition (``_adjective_links``)."""
 DEFAULT_DELTA = 0.80
 """Cosine threshold δ for embedding links, measured by ``evals/calibrate_linking.py`` (not HyKGE's 0.7,
 which belongs to its GTE encoder). Against the default KB's 30,787 entities, of the terms this tool really
@@ -230,7 +234,48 @@ def _dictionary_links(kb: KnowledgeBase, state: _Linking) -> list[list[tuple[int
                     score=1.0,
                 )
                 state.links.append(_Link(entity_id, mention, (index, m.start)))
-    return [[(m.start, m.end) for m in mentions] for mentions in found]
+    covered = [[(m.start, m.end) for m in mentions] for mentions in found]
+    for index, text in enumerate(state.texts):
+        covered[index] += _adjective_links(kb, state, index, text, covered[index])
+    return covered
+
+
+def _adjective_links(
+    kb: KnowledgeBase, state: _Linking, index: int, text: str, covered: list[tuple[int, int]]
+) -> list[tuple[int, int]]:
+    """Dictionary links of the condition a lay adjective names ("my mom is anemic" -> anemia, "he is
+    asthmatic" -> asthma; graphs/text/term_variants.py ``condition_noun_forms``), for words no mention
+    covers; only senses the KG types as a disease, so "positive" never becomes "position". Returns the
+    spans it linked.
+
+    Why: the dictionary holds names, not their adjectives: "my mom is anemic, what kinds of things cause
+    that?" linked nothing, was told it referred back to no earlier subject, and was insufficient above the
+    anemia causes page."""
+    spans: list[tuple[int, int]] = []
+    for word in ADJECTIVE.finditer(text):
+        start, end = word.span()
+        if any(s < end and start < e for s, e in covered):
+            continue
+        for noun in condition_noun_forms(word.group().lower()):
+            senses = kb.matcher.entity_ids(noun)
+            diseases = [i for i, e in kb.store.get_entities(senses).items() if e.type == "Disease"]
+            if not diseases:
+                continue
+            state.degree.update(kb.store.degrees([d for d in diseases if d not in state.degree]))
+            mention = EntityMention(
+                source=state.labels[index],
+                start=start,
+                end=end,
+                surface=word.group(),
+                negated=negated_spans(text, [(start, end)])[0],
+                method="dictionary",
+                score=1.0,
+            )
+            for entity_id in _senses(diseases, state.degree, state.n_m):
+                state.links.append(_Link(entity_id, mention, (index, start)))
+            spans.append((start, end))
+            break
+    return spans
 
 
 def _requested_terms(kb: KnowledgeBase, state: _Linking, request: NerLinkRequest) -> list[CandidateTerm]:

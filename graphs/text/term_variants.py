@@ -104,3 +104,33 @@ def possessive_forms(key: str) -> set[str]:
             forms.add(" ".join([*words[: position - 1], previous + "'s", *words[position:]]))
             break
     return forms
+
+
+_IRREGULAR_CONDITION_NOUNS = {
+    "epileptic": ("epilepsy",), "septic": ("sepsis",), "obese": ("obesity",), "celiac": ("celiac disease",),
+    "coeliac": ("coeliac disease", "celiac disease"), "diabetic": ("diabetes", "diabetes mellitus"),
+}  # fmt: skip
+_ADJECTIVE_ENDINGS = (
+    ("istic", ("ism",)),  # autistic -> autism
+    ("atic", ("a",)),  # asthmatic -> asthma
+    ("otic", ("osis",)),  # psychotic -> psychosis, cirrhotic -> cirrhosis, osteoporotic -> osteoporosis
+    ("itic", ("itis",)),  # arthritic -> arthritis
+    ("ive", ("ion",)),  # hypertensive -> hypertension
+    ("ic", ("ia", "y")),  # anemic -> anemia, schizophrenic -> schizophrenia, allergic -> allergy
+)
+"""How a lay adjective names a condition ("my mom is anemic"), tried ending by ending, longest first."""
+
+
+def condition_noun_forms(word: str) -> tuple[str, ...]:
+    """The nouns a lower-case adjective may stand for as a condition ("anemic" -> "anemia", "asthmatic" ->
+    "asthma"); () for a word that is not such an adjective. Over-generation is harmless: a caller keeps a
+    form only when it is a dictionary name of a disease (tools/ner_link.py)."""
+    if len(word) < 5 or not word.isalpha():
+        return ()
+    if word in _IRREGULAR_CONDITION_NOUNS:
+        return _IRREGULAR_CONDITION_NOUNS[word]
+    for ending, nouns in _ADJECTIVE_ENDINGS:
+        if word.endswith(ending) and len(word) - len(ending) >= 3:
+            stem = word[: -len(ending)]
+            return tuple(stem + noun for noun in nouns)
+    return ()
