@@ -217,8 +217,10 @@ def test_without_a_linked_subject_a_page_titled_with_an_unnamed_condition_is_off
     anemia: list[EvidenceRec] = [{"id": "E:a", "title": "What causes Sideroblastic anemia ?", "text": said}]
     assert titled_off_question(slice_kb, "Why would someone get sideroblastic anemia?", anemia) == set()
     assert titled_off_question(slice_kb, "What makes a person anemic?", anemia) == {"E:a"}  # a kind of it
-    bells = [{"id": "E:b", "title": "What are the treatments for Bell's palsy ?", "text": said}]
-    assert titled_off_question(slice_kb, "my face droops, is it bells palsy?", bells) == set()  # type: ignore[arg-type]
+    bells: list[EvidenceRec] = [
+        {"id": "E:b", "title": "What are the treatments for Bell's palsy ?", "text": said}
+    ]
+    assert titled_off_question(slice_kb, "my face droops, is it bells palsy?", bells) == set()
     # An upper-case abbreviation the linker leaves unlinked as too short ("MS") names its condition too.
     ms: list[EvidenceRec] = [
         {"id": "E:ms", "title": "What are the treatments for Multiple Sclerosis ?", "text": said}
@@ -231,4 +233,4 @@ def test_without_a_linked_subject_a_page_titled_with_an_unnamed_condition_is_off
         "E:ms"
     }
     # A differential asks for a condition it does not name.
-    assert titled_off_question(slice_kb, "Half my face droops. What could it be?", bells) == set()  # type: ignore[arg-type]
+    assert titled_off_question(slice_kb, "Half my face droops. What could it be?", bells) == set()

@@ -22,6 +22,8 @@ from agent.nodes.focus import Focus, passages_on_focus
 from agent.state import EvidenceRec
 from graphs.kb import KnowledgeBase
 from graphs.model.labels import asks_for_a_differential
+from graphs.model.schema import Entity
+from graphs.text.ner import Mention
 from graphs.text.word_stems import word_stems
 
 SHARED_BY_ALL = frozenset(
@@ -131,22 +133,36 @@ def titled_with_another_condition(kb: KnowledgeBase, focus: Focus, evidence: lis
     nor "What is (are) Muscular Dystrophy ?" under a Duchenne muscular dystrophy one), or another page's own
     subject (``PAGE_FOCUS``): "How can I prevent malaria when travelling?" was answered from "How to prevent
     Parasites - Leishmaniasis ?" — "No vaccines or drugs to prevent infection are available." """
-    titles = [ev.get("title", "") for ev in evidence]
-    found = kb.matcher.find_many(titles)
-    ids = sorted({i for ms in found for m in ms for i in m.entity_ids} - focus.ids)
+    found, conditions = title_conditions(kb, evidence)
     subject = subject_names(focus)
     other = {
         i
-        for i, e in kb.store.get_entities(ids).items()
-        if (e.type in SIBLING_TYPES and not any(words(e.name) <= name for name in subject))
-        or (
-            i.startswith(PAGE_FOCUS)
-            and not any(words(e.name) <= name or name <= words(e.name) for name in subject)
+        for i, e in conditions.items()
+        if i not in focus.ids
+        and (
+            (e.type in SIBLING_TYPES and not any(words(e.name) <= name for name in subject))
+            or (
+                i.startswith(PAGE_FOCUS)
+                and not any(words(e.name) <= name or name <= words(e.name) for name in subject)
+            )
         )
     }
     return {
         ev["id"] for ev, ms in zip(evidence, found, strict=True) if any(other & set(m.entity_ids) for m in ms)
     }
+
+
+def title_conditions(
+    kb: KnowledgeBase, evidence: list[EvidenceRec]
+) -> tuple[list[list[Mention]], dict[str, Entity]]:
+    """Each passage's page-title mentions, and the conditions among the entities they name: KG diseases
+    (``SIBLING_TYPES``) and pages' own subjects (``PAGE_FOCUS``). The two title rules
+    (``titled_with_another_condition``, ``titled_off_question``) differ only in which of them are the
+    question's."""
+    found = kb.matcher.find_many([ev.get("title", "") for ev in evidence])
+    ids = sorted({i for ms in found for m in ms for i in m.entity_ids})
+    known = kb.store.get_entities(ids) if ids else {}
+    return found, {i: e for i, e in known.items() if e.type in SIBLING_TYPES or i.startswith(PAGE_FOCUS)}
 
 
 def titled_off_question(kb: KnowledgeBase, question: str, evidence: list[EvidenceRec]) -> set[str]:
@@ -168,14 +184,8 @@ def titled_off_question(kb: KnowledgeBase, question: str, evidence: list[Evidenc
         return set()
     asked = word_stems(question, min_chars=3)
     abbreviations = set(ABBREVIATION.findall(question))
-    titles = [ev.get("title", "") for ev in evidence]
-    found = kb.matcher.find_many(titles)
-    ids = sorted({i for ms in found for m in ms for i in m.entity_ids})
-    names = {
-        i: [e.name, *e.synonyms]
-        for i, e in kb.store.get_entities(ids).items()
-        if e.type in SIBLING_TYPES or i.startswith(PAGE_FOCUS)
-    }
+    found, conditions = title_conditions(kb, evidence)
+    names = {i: [e.name, *e.synonyms] for i, e in conditions.items()}
 
     def named(surface: str, entity_ids: list[str]) -> bool:
         candidates = [surface, *(n for i in entity_ids for n in names.get(i, []))]
@@ -183,8 +193,8 @@ def titled_off_question(kb: KnowledgeBase, question: str, evidence: list[Evidenc
 
     out = set()
     for ev, mentions in zip(evidence, found, strict=True):
-        conditions = [m for m in mentions if names.keys() & set(m.entity_ids)]
-        if conditions and not any(named(m.surface, m.entity_ids) for m in conditions):
+        titled = [m for m in mentions if names.keys() & set(m.entity_ids)]
+        if titled and not any(named(m.surface, m.entity_ids) for m in titled):
             out.add(ev["id"])
     return out
 
