@@ -8,6 +8,7 @@ from agent.consult import Consultant
 from agent.nodes.focus import question_focus
 from agent.nodes.other_condition import (
     about_other_condition,
+    closest_first,
     off_subject_pages,
     qualified_subject_passages,
     titled_off_question,
@@ -234,3 +235,27 @@ def test_without_a_linked_subject_a_page_titled_with_an_unnamed_condition_is_off
     }
     # A differential asks for a condition it does not name.
     assert titled_off_question(slice_kb, "Half my face droops. What could it be?", bells) == set()
+
+
+def test_closest_passages_lead_with_the_subject_and_leave_out_pages_on_another_condition(
+    slice_kb: KnowledgeBase,
+) -> None:
+    """ "How is Lyme disease treated?" (insufficient) listed a von Willebrand disease treatment passage among
+    its closest passages."""
+    focus = question_focus(slice_kb, focus_on(slice_kb, "DOID:11729", "How is Lyme disease treated?"))
+    other: EvidenceRec = {
+        "id": "E:other",
+        "title": "What are the treatments for Type 1 Diabetes ?",  # stands in for the VWD page
+        "text": "Treatment is based on the type you have and how severe it is.",
+    }
+    neutral: EvidenceRec = {"id": "E:ticks", "title": "Tick bites", "text": "Remove the tick with tweezers."}
+    lyme: EvidenceRec = {
+        "id": "E:lyme",
+        "title": "What is (are) Lyme Disease ?",
+        "text": "Antibiotics can cure most cases of Lyme disease.",
+    }
+    evidence = [other, neutral, lyme]
+    assert [e["id"] for e in closest_first(slice_kb, focus, evidence, [lyme])] == ["E:lyme", "E:ticks"]
+    # Nothing about the subject: everything stays, the other condition's page last.
+    assert [e["id"] for e in closest_first(slice_kb, focus, evidence, [])] == ["E:ticks", "E:lyme", "E:other"]
+    assert closest_first(slice_kb, focus, [], []) == []

@@ -33,7 +33,7 @@ from agent.nodes.direct_answer import compose_direct_answer
 from agent.nodes.focus import answering_passages, question_focus
 from agent.nodes.hypothesis import condition
 from agent.nodes.mcq import McqJudgement, judge_options, mcq_lines
-from agent.nodes.other_condition import qualified_subject_passages
+from agent.nodes.other_condition import closest_first, qualified_subject_passages
 from agent.nodes.retrieval import as_asked
 from agent.redact import redact
 from agent.state import ChainRec, ConsultState, DirectAnswerRec, EvidenceRec, ReplyCheckRec, Verdict
@@ -102,10 +102,13 @@ def extractive_text(
     direct: DirectAnswerRec | None = None,
     full: bool = False,
     supporting: list[EvidenceRec] | None = None,
+    closest: list[EvidenceRec] | None = None,
 ) -> str:
     """The offline answer as Markdown; ``supporting`` (default: all evidence) are the passages shown after
     the direct answer unless ``full`` — the agent passes the passages about the question's subject, those
-    that answer it first, so a Wilson disease passage never leads a Fabry disease answer."""
+    that answer it first, so a Wilson disease passage never leads a Fabry disease answer. ``closest``
+    (default: all evidence in rank order) is the order an insufficient answer lists its closest passages in
+    (``other_condition.closest_first``)."""
     evidence = state.get("evidence", [])
     verdict = state.get("verdict", {})
     lines = [f"**{OFFLINE_LABEL}**", ""]
@@ -125,14 +128,14 @@ def extractive_text(
         # A question in another language matched nothing: its "closest" passages (unstable angina under a
         # Spanish gout question) are noise, shown only on request (--full, /more).
         english = verdict.get("not_covered") != NOT_ENGLISH
-        closest = distinct_passages(evidence)[:CLOSEST_SHOWN] if english else []
-        if closest:
+        shown = distinct_passages(evidence if closest is None else closest)[:CLOSEST_SHOWN] if english else []
+        if shown:
             lines.append(
                 "### Other passages retrieved for the reply"  # not "about its subject": a croup reply's were
                 if claims_judged  # about antibiotics for urinary infections
                 else "### Closest passages (not judged to answer the question)"
             )
-            lines += [f"- {clip(e['text'], PASSAGE_CHARS)} [{e['id']}]" for e in closest]
+            lines += [f"- {clip(e['text'], PASSAGE_CHARS)} [{e['id']}]" for e in shown]
             lines.append("")
         return "\n".join(lines).strip()
     groups: OrderedDict[str, list[EvidenceRec]] = OrderedDict(
@@ -164,9 +167,10 @@ def extractive_text(
 
 def offline_direct(
     deps: ConsultDeps, state: ConsultState
-) -> tuple[DirectAnswerRec, list[ChainRec], list[EvidenceRec]]:
+) -> tuple[DirectAnswerRec, list[ChainRec], list[EvidenceRec], list[EvidenceRec]]:
     """The direct-answer block for this turn (empty on a question with no recognised subject), its fact
-    chains, and the supporting passages: those answering the question, then the others about its subject."""
+    chains, the supporting passages (those answering the question, then the others about its subject), and
+    the evidence in the order an insufficient answer lists its closest passages."""
     focus = question_focus(deps.kb, state)
     evidence = state.get("evidence", [])
     sufficient = bool(state.get("verdict", {}).get("sufficient")) and bool(evidence)
@@ -186,7 +190,7 @@ def offline_direct(
         supporting = [by_id[i] for i in quoted if i in by_id] + [
             e for e in supporting if e["id"] not in quoted
         ]
-    return direct, chains, supporting
+    return direct, chains, supporting, closest_first(deps.kb, focus, evidence, supporting)
 
 
 UNVERIFIED_LINE = (
@@ -314,7 +318,7 @@ def make_answer(deps: ConsultDeps):  # type: ignore[no-untyped-def]
         fallback = ""
         payload: dict[str, Any] | None = None
         # The direct answer's KG facts for the asked relation: shown offline, given to the model first.
-        direct, new_chains, supporting = offline_direct(deps, state)
+        direct, new_chains, supporting, closest = offline_direct(deps, state)
         if llm_on(deps, runtime) and evidence:
             try:
                 payload = {"mode": "llm", **llm_answer(deps, state, runtime, usage, new_chains)}
@@ -329,7 +333,7 @@ def make_answer(deps: ConsultDeps):  # type: ignore[no-untyped-def]
             full = bool(runtime.context.extra.get("full"))
             payload = {
                 "mode": "offline",
-                "text": extractive_text(state, mcq, direct, full, supporting),
+                "text": extractive_text(state, mcq, direct, full, supporting, closest),
                 "direct": direct,
                 "claims": [{"text": e["text"], "citations": [e["id"]]} for e in evidence],
                 "removed_claims": [],

@@ -241,3 +241,30 @@ def qualified_subject_passages(kb: KnowledgeBase, focus: Focus, evidence: list[E
         and any(name < words(e.name) and words(e.name) - name - SHARED_BY_ALL for name in subject if name)
     }
     return {eid for eid, key in keyed.items() if key in qualified}
+
+
+def closest_first(
+    kb: KnowledgeBase, focus: Focus, evidence: list[EvidenceRec], on_subject: list[EvidenceRec]
+) -> list[EvidenceRec]:
+    """The evidence in the order an insufficient answer lists its closest passages: those about the subject
+    first, then the rest in rank order; pages titled with another condition last, and left out when any
+    passage is about the subject.
+
+    Why: "How is Lyme disease treated?" (insufficient) listed "Treatment for von Willebrand disease (VWD) is
+    based on the type of VWD you have …" among its closest passages; the reader had scored the sentence's
+    shape (treatment), not its subject. "What causes a stye?" led with two proctitis passages ("STDs … are a
+    common cause of proctitis") above the eye-infection page that names styes."""
+    if not evidence:
+        return []
+    subject = {e["id"] for e in on_subject}
+    off = (
+        titled_with_another_condition(kb, focus, evidence)
+        if focus.entities
+        else titled_off_question(kb, focus.question, evidence)
+    )
+    rest = [e for e in evidence if e["id"] not in subject]
+    return [
+        *(e for e in evidence if e["id"] in subject),
+        *(e for e in rest if e["id"] not in off),
+        *(e for e in rest if e["id"] in off and not subject),
+    ]
