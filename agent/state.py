@@ -143,6 +143,8 @@ class ClaimVerdictRec(TypedDict, total=False):
     quotes: list[str]
     closest: dict[str, str]
     """When nothing decides the claim: the window that came closest (``evidence_id``, ``quote``)."""
+    unmentioned: list[str]
+    """When nothing decides the claim: its named things no retrieved passage names (nodes/claim_terms.py)."""
     passages_read: int
     decided_by: str
     """"knowledge graph" when a KG edge decided the claim (agent/nodes/claim_kg.py); else the checker's."""

@@ -23,6 +23,7 @@ from agent.context import ConsultContext
 from agent.deps import ConsultDeps
 from agent.nodes.claim_kg import KGVerdict, claim_subject, kg_verdict, named_conditions, named_disease
 from agent.nodes.claim_restatement import restated, written_as
+from agent.nodes.claim_terms import unmentioned_terms
 from agent.nodes.common import emit, step
 from agent.nodes.direct_answer import one_hop_chain
 from agent.nodes.focus import Focus, sentences
@@ -196,9 +197,14 @@ def in_reply_context(deps: ConsultDeps, claims: list[Claim]) -> list[tuple[Claim
 
 
 def check_claim(
-    deps: ConsultDeps, checker: ClaimChecker, claim: Claim, seeds: list[str]
+    deps: ConsultDeps,
+    checker: ClaimChecker,
+    claim: Claim,
+    seeds: list[str],
+    turn_evidence: list[EvidenceRec] | None = None,
 ) -> tuple[ClaimVerdictRec, list[EvidenceRec]]:
-    """One claim's verdict, with the (at most two) passages that decide it, and those passages."""
+    """One claim's verdict, with the (at most two) passages that decide it, and those passages. An
+    undecided claim also records its named things that neither its passages nor ``turn_evidence`` name."""
     passages = _passages_for(deps, claim, seeds)
     owners: list[int] = []
     texts: list[str] = []
@@ -240,6 +246,9 @@ def check_claim(
             if said.opposite is not None:  # the claim's word as the reply wrote it, not as the question
                 record["opposite"] = [written_as(said.opposite[0], claim.text), said.opposite[1]]
             return record, [passages[said.passage]]
+        unchecked = unmentioned_terms(deps.kb, claim.text, [*passages, *(turn_evidence or [])])
+        if unchecked:
+            record["unmentioned"] = unchecked
         subject = claim_subject(deps.kb, claim.text)
         titles = [passages[owner].get("title", "") for owner in owners]
         off_subject = off_claim_subject(
@@ -293,10 +302,12 @@ def check_reply(
     cited: dict[str, EvidenceRec] = {}
     chains: dict[str, ChainRec] = {}
     for claim, carried in in_reply_context(deps, parts.claims):
-        record, passages = check_claim(deps, checker, claim, seeds)
+        record, passages = check_claim(deps, checker, claim, seeds, turn_evidence)
         record["context_carried"] = carried
         if record["verdict"] == NONE_WORD:
             chains.update((c["id"], c) for c in decide_by_kg(deps, claim, record))
+            if record["verdict"] != NONE_WORD:  # the KG decided it: what the passages lack says nothing
+                record.pop("unmentioned", None)
         elif record.get("decided_by") == RESTATED:
             chains.update((c["id"], c) for c in overruled_by_kg(deps, claim, record))
         table["claims"].append(record)
@@ -432,6 +443,9 @@ def reply_check_lines(table: ReplyCheckRec) -> list[str]:
             if closest:
                 quote, cited = _quote(closest["quote"]), closest["evidence_id"]
                 line += f" (closest, not a verdict: \u201c{quote}\u201d [{cited}])"
+            if unchecked := claim.get("unmentioned"):
+                named = ", ".join(f"\u201c{term}\u201d" for term in unchecked)
+                line += f"; no retrieved passage mentions {named}"
         else:
             quotes = zip(claim.get("quotes", []), claim.get("evidence_ids", []), strict=False)
             line += " — " + "; ".join(f"\u201c{_quote(q)}\u201d [{i}]" for q, i in quotes)
