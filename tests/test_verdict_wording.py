@@ -260,3 +260,17 @@ def test_a_missing_subject_is_named_as_the_question_writes_it() -> None:
     verdict = {"missing_entities": ["Pain"], "missing_labels": ["treatment"], "reasons": []}
     assert "Missing: pain, treatment." in insufficient_line(verdict, "What helps jaw pain?")  # type: ignore[arg-type]
     assert "Missing: Pain, treatment." in insufficient_line(verdict, "What helps it?")  # type: ignore[arg-type]
+
+
+def test_a_subject_no_passage_is_about_is_named_apart() -> None:
+    """ "Missing: scurvy" stood beside "7 of the top 8 passages are about Vitamins or scurvy …", which read as
+    if some passages were about scurvy."""
+    from agent.nodes.sufficiency_rule import subject_phrase
+
+    asked = "Which vitamin deficiency causes scurvy?"
+    assert subject_phrase(["Vitamins", "scurvy"], ["scurvy"], asked) == ("Vitamins", "scurvy")
+    assert subject_phrase(["Vitamins", "scurvy"], [], asked) == ("Vitamins or scurvy", "")
+    # Every subject missing, or only one: the count names them all, as before.
+    assert subject_phrase(["Vitamins", "scurvy"], ["Vitamins", "scurvy"], asked) == ("Vitamins or scurvy", "")
+    assert subject_phrase(["scurvy"], ["scurvy"], asked) == ("scurvy", "")
+    assert subject_phrase([], [], asked) == ("no recognised subject", "")

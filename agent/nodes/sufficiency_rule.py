@@ -138,12 +138,11 @@ def rule_verdict(
     # "about Vitamins or scurvy": a passage counts when it is about any of them, and "about Vitamins, scurvy"
     # read as if the passages were about scurvy beside "Missing: scurvy".
     question = state.get("question", "")
-    subject = (
-        or_list([as_asked(n, question) for n in distinct_names(focus.entities)]) or "no recognised subject"
-    )
+    subject, unfound = subject_phrase(distinct_names(focus.entities), missing_entities, question)
     asked = ", ".join(focus.asked)
     carry = "carries" if len(answering) == 1 else "carry"  # "1 of the top 8 passages is about X and carries"
     carried = f"and {carry} the asked aspect ({asked})" if asked else "(no specific aspect asked)"
+    carried += f", none about {unfound}" if unfound else ""
     reasons = [
         # Worded as what was found, not as "answer": an insufficient verdict whose reason said "5 passages
         # answer the question" read as a contradiction to a clinician.
@@ -172,6 +171,19 @@ def rule_verdict(
         },
         state,
     )
+
+
+def subject_phrase(names: list[str], missing: list[str], question: str) -> tuple[str, str]:
+    """(the subjects the passages are about, as alternatives; those no passage is about, or "").
+
+    Why: "7 of the top 8 passages are about Vitamins or scurvy …" stood beside "Missing: scurvy", which read
+    as if some passages were about scurvy; now "… about Vitamins …, none about scurvy"."""
+    absent = {n.lower() for n in missing}
+    present = [n for n in names if n.lower() not in absent] if len(names) > 1 else names
+    present = present or names  # every subject missing: the count is about all of them, as before
+    subject = or_list([as_asked(n, question) for n in present]) or "no recognised subject"
+    unfound = or_list([as_asked(n, question) for n in names if n not in present])
+    return subject, unfound
 
 
 def or_list(names: list[str]) -> str:
