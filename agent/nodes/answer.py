@@ -190,7 +190,9 @@ def offline_direct(
         supporting = [by_id[i] for i in quoted if i in by_id] + [
             e for e in supporting if e["id"] not in quoted
         ]
-    return direct, chains, supporting, closest_first(deps.kb, focus, evidence, supporting)
+    # Only an insufficient answer lists closest passages: the title matching is not spent on the others.
+    closest = evidence if sufficient else closest_first(deps.kb, focus, evidence, supporting)
+    return direct, chains, supporting, closest
 
 
 UNVERIFIED_LINE = (

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 
+from agent.nodes.answer_candidates import in_question
 from agent.state import EvidenceRec
 from graphs.kb import KnowledgeBase
 from tools.candidate_terms import is_generic
@@ -55,7 +56,7 @@ def unmentioned_terms(kb: KnowledgeBase, claim_text: str, evidence: list[Evidenc
             or not any(types.get(i) in NAMED_TYPES for i in m.entity_ids)
         ):
             continue
-        if re.search(r"(?<!\w)" + re.escape(surface.lower()) + r"(?!\w)", lowered) is None:
+        if not in_question(surface.lower(), lowered):  # the whole-word test, for any text
             found.setdefault(surface, m.start)
     for code in CODE_LIKE.finditer(claim_text):
         token = code.group(0)

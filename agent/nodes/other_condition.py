@@ -108,12 +108,11 @@ def off_subject_pages(
     (``titled_off_question``)."""
     if not texts:
         return []
+    titled = titled_off(kb, focus, evidence)
     if not focus.entities:
-        off = titled_off_question(kb, focus.question, evidence)
-        return [eid in off for eid in evidence_ids]
+        return [eid in titled for eid in evidence_ids]
     page = {ev["id"]: ev.get("url") or ev.get("document_id") or ev["id"] for ev in evidence}
     about = {page[ev["id"]] for ev in passages_on_focus(kb, focus, evidence)}
-    titled = titled_with_another_condition(kb, focus, evidence)
     # A page titled with another condition only is not about the subject for naming it in passing: "What
     # are the symptoms of Sarcoidosis ?" names "lupus pernio", and its "If you have changes in your vision
     # …, call 911" was shown under "What are the symptoms of lupus?".
@@ -150,6 +149,15 @@ def titled_with_another_condition(kb: KnowledgeBase, focus: Focus, evidence: lis
     return {
         ev["id"] for ev, ms in zip(evidence, found, strict=True) if any(other & set(m.entity_ids) for m in ms)
     }
+
+
+def titled_off(kb: KnowledgeBase, focus: Focus, evidence: list[EvidenceRec]) -> set[str]:
+    """Ids of the passages whose page title names a condition other than the question's: another than the
+    linked subject (``titled_with_another_condition``), or, when the KG links no subject, one the question
+    does not name (``titled_off_question``)."""
+    if focus.entities:
+        return titled_with_another_condition(kb, focus, evidence)
+    return titled_off_question(kb, focus.question, evidence)
 
 
 def title_conditions(
@@ -257,11 +265,7 @@ def closest_first(
     if not evidence:
         return []
     subject = {e["id"] for e in on_subject}
-    off = (
-        titled_with_another_condition(kb, focus, evidence)
-        if focus.entities
-        else titled_off_question(kb, focus.question, evidence)
-    )
+    off = titled_off(kb, focus, evidence)
     rest = [e for e in evidence if e["id"] not in subject]
     return [
         *(e for e in evidence if e["id"] in subject),
