@@ -318,7 +318,10 @@ def export(
 def _score_onnx(path: Path, tokenizer: Any, pairs: list[dict[str, Any]]) -> np.ndarray:
     import onnxruntime as ort
 
-    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    from graphs.vectors.embedding import session_options
+
+    # The product's options: the int8 file is checked as it will run (exact int8 kernel on non-VNNI CPUs).
+    session = ort.InferenceSession(str(path), session_options(2), providers=["CPUExecutionProvider"])
     out: list[float] = []
     for start in range(0, len(pairs), 64):
         rows = pairs[start : start + 64]

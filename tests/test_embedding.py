@@ -167,3 +167,30 @@ except EmbeddingBackendUnavailable as error:
     )
     assert "install evigraph[torch]" in completed.stdout
     assert issubclass(EmbeddingBackendUnavailable, RuntimeError)
+
+
+def test_the_int8_matrix_product_is_exact_on_cpus_without_vnni() -> None:
+    """Every shipped model is u8×s8 int8. On an AVX2-only x86-64 CPU onnxruntime's fast kernel sums pairs
+    of products in saturating 16-bit registers: on a 2026-12-02 AMD EPYC without VNNI this product gave
+    1,048,544 instead of 2,072,640 with default options, and the evidence reader's logits moved by up to
+    0.73 from the calibrated machines'. The product's session options must give the exact sum on every CPU
+    (on a VNNI CPU both kernels are exact)."""
+    import onnxruntime
+    from onnx import TensorProto, helper, numpy_helper
+
+    width = 64
+    weights = numpy_helper.from_array(np.full((width, 4), 127, np.int8), "B")
+    graph = helper.make_graph(
+        [helper.make_node("MatMulInteger", ["A", "B"], ["Y"])],
+        "saturation",
+        [helper.make_tensor_value_info("A", TensorProto.UINT8, [None, width])],
+        [helper.make_tensor_value_info("Y", TensorProto.INT32, [None, 4])],
+        [weights],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    session = onnxruntime.InferenceSession(
+        model.SerializeToString(), session_options(1), providers=["CPUExecutionProvider"]
+    )
+    product = session.run(None, {"A": np.full((8, width), 255, np.uint8)})[0]
+    assert (product == width * 255 * 127).all(), product[0]

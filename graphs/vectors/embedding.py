@@ -212,6 +212,11 @@ class OnnxMiniLMEmbedder:
         return _l2_normalise(summed / counts)
 
 
+EXACT_INT8_ON_AVX2 = "session.x64quantprecision"
+"""onnxruntime's switch to the exact int8 matrix product on x86-64 CPUs without VNNI (see
+:func:`session_options`)."""
+
+
 def session_options(threads: int) -> Any:
     """onnxruntime options for a model run inside a consult turn: ``threads`` intra-op threads that sleep
     instead of spinning between calls.
@@ -222,6 +227,17 @@ def session_options(threads: int) -> Any:
     call them next. Measured with 50 offline consults on the default KB (three interleaved pairs, load
     average 2.5–2.9 from the runs themselves): turn p50 0.53–0.56 s with spinning, 0.41–0.47 s without, and
     the process used 43–49 CPU-seconds instead of 54–60 for the same answers (evals/reports/bench_consult.md).
+
+    Why ``session.x64quantprecision``: every model here is dynamically quantised (u8 activations × s8
+    weights). On an x86-64 CPU without VNNI (AVX2 only: many desktops, AMD EPYC before Zen 4) onnxruntime's
+    fast u8s8 kernel sums pairs of products in saturating 16-bit registers, so the same file gives other
+    scores there than on the VNNI machines the reader, the answered model and the claim thresholds were
+    calibrated on. Measured on an AVX2-only EPYC (2026-12-02): 200 BioASQ question–snippet pairs through the
+    evidence reader moved by 0.083 logit on average and up to 0.73 (Pearson 0.984 against the exact
+    kernel), and an offline consult test gave "answered" where the calibrated machines give "insufficient".
+    The option selects the exact u8u8 kernel on such CPUs and changes nothing on VNNI ones (onnxruntime's
+    ``kOrtSessionOptionsAvx2PrecisionMode``); its cost on the AVX2 machine was within run-to-run noise
+    (evals/bench_consult.py).
     """
     import onnxruntime
 
@@ -231,6 +247,7 @@ def session_options(threads: int) -> Any:
     options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     options.add_session_config_entry("session.inter_op.allow_spinning", "0")
+    options.add_session_config_entry(EXACT_INT8_ON_AVX2, "1")
     return options
 
 
