@@ -384,6 +384,18 @@ def test_a_gene_symbol_is_not_the_mutation_asked(slice_kb: KnowledgeBase) -> Non
     assert names_in(slice_kb, "Which gene causes the disease?", set(), [f"{gene} causes it."]) is True
 
 
+def quoted_from(passage: str, opening: str) -> ReadSentence:
+    """The quote ``key_sentences.with_antecedent`` makes of the passage's last sentence, which starts at
+    ``opening``; it must stay an exact slice of the passage."""
+    from agent.nodes.key_sentences import with_antecedent
+
+    start = passage.index(opening)
+    sentence = ReadSentence("E:p", passage[start:], start, len(passage), 0, 1.0, 0.7, 1.0, "")
+    quoted = with_antecedent(sentence, {"E:p": passage})
+    assert passage[quoted.start : quoted.end] == quoted.text
+    return quoted
+
+
 def test_a_sentence_opening_on_a_reference_back_is_quoted_with_its_antecedent() -> None:
     """ "This treatment is simple, inexpensive, and safe." was a key sentence on its own under a
     hemochromatosis case whose first line was about chelation; the quote now says what the treatment is."""
@@ -392,12 +404,9 @@ def test_a_sentence_opening_on_a_reference_back_is_quoted_with_its_antecedent() 
     passage = "Health care providers treat it by drawing blood. Phlebotomy rids the body of extra iron. " + (
         "This treatment is simple, inexpensive, and safe."
     )
-    start = passage.index("This treatment")
-    sentence = ReadSentence("E:p", passage[start:], start, len(passage), 0, 1.0, 0.7, 1.0, "treatment")
-    quoted = with_antecedent(sentence, {"E:p": passage})
+    quoted = quoted_from(passage, "This treatment")
     assert quoted.text.startswith("Phlebotomy rids the body of extra iron. This treatment is simple")
-    assert passage[quoted.start : quoted.end] == quoted.text
-    plain = passage.index("Phlebotomy")
+    plain, start = passage.index("Phlebotomy"), passage.index("This treatment")
     first = ReadSentence("E:p", passage[plain:start].strip(), plain, start - 1, 0, 1.0, 0.7, 1.0, "")
     assert with_antecedent(first, {"E:p": passage}) == first  # no reference back: unchanged
     recovered = "When you recover, you are protected. However, you can still get other kinds of hepatitis."
@@ -410,6 +419,27 @@ def test_a_sentence_opening_on_a_reference_back_is_quoted_with_its_antecedent() 
     assert with_antecedent(thus, {"E:v": concluded}).text == concluded  # "Thus, they …" says nothing alone
     opening = ReadSentence("E:q", "It can last for years.", 0, 22, 0, 1.0, 0.7, 1.0, "")
     assert with_antecedent(opening, {"E:q": "It can last for years."}) == opening  # nothing before it
+
+
+def test_a_sentence_naming_these_things_it_does_not_list_is_quoted_with_the_list() -> None:
+    """ "If you don't eat these foods regularly, …" was a key sentence for "What should I eat to keep my
+    iron up?" without the foods, which the sentence before it names (MedQuAD, iron-deficiency anemia)."""
+    from agent.nodes.reading import refers_back
+
+    passage = (
+        "Poor Diet\n\nThe best sources of iron are meat, poultry, fish, and iron-fortified foods (foods that "
+        "have iron added). If you don't eat these foods regularly, or if you don't take an iron supplement, "
+        "you're more likely to develop iron-deficiency anemia."
+    )
+    assert quoted_from(passage, "If you don't").text.startswith("The best sources of iron are meat, poultry")
+    # The sentence names what "these risk factors" are itself, or lists them after a colon: left alone.
+    assert not refers_back(
+        "Most people who have known risk factors do not get leukemia, while many who do get the disease "
+        "have none of these risk factors."
+    )
+    assert not refers_back("Some of these symptoms are: fever, cough and a sore throat.")
+    assert refers_back("These medicines may help maintain memory.")  # opening on "These …" (ANAPHOR)
+    assert not refers_back("Iron supplements can cause constipation.")
 
 
 def test_a_differential_is_named_by_a_kg_disease_not_by_a_test(slice_kb: KnowledgeBase) -> None:

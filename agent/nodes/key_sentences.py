@@ -38,6 +38,7 @@ from agent.nodes.reading import (
     READ_PASSAGES,
     ReadSentence,
     read_evidence,
+    refers_back,
     with_lists,
 )
 from agent.nodes.sentence_order import general_first, on_asked_aspect
@@ -257,17 +258,19 @@ def names_medicines(kb: KnowledgeBase, texts: list[str]) -> list[bool]:
 
 
 def with_antecedent(r: ReadSentence, passages: dict[str, str]) -> ReadSentence:
-    """``r`` with the passage's sentence before it when ``r`` opens on a reference back (``ANAPHOR``), so the
+    """``r`` with the passage's sentence before it when ``r`` leans on it (``reading.refers_back``), so the
     quote says what "this treatment" is ("Phlebotomy rids the body of extra iron. This treatment is simple,
     inexpensive, and safe."); the span stays an exact slice of the passage, and its words count against the
     budget. Unchanged when the passage has no sentence just before it."""
     text = passages.get(r.evidence_id, "")
-    if not text or not ANAPHOR.match(r.text):
+    if not text or not refers_back(r.text):
         return r
     before = [(s, e) for s, e in with_lists(text) if e <= r.start]
     if not before or text[before[-1][1] : r.start].strip():
         return r
     start = before[-1][0]
+    if not ANAPHOR.match(r.text) and r.end - start > MAX_CHARS:
+        return r  # "these foods" after a whole flattened list: the list is a passage, not a quote
     return replace(r, start=start, text=text[start : r.end])
 
 

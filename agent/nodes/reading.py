@@ -55,6 +55,31 @@ require oral medications or insulin", said of people with type 2 diabetes), on a
 before ("For example, if you have a bleeding ulcer, …"), on "he or she" (a doctor, named before), or on
 "this" after a short opening phrase ("In most people, this raises blood sugar."): shown alone, it does not
 say what it is about."""
+REFERS_BACK = re.compile(
+    r"\b(?:these|those)\s+(?:[a-z-]+\s+){0,2}?[a-z]+s\b(?![^:]*:)",
+)
+"""A plural "these …"/"those …" inside a sentence, with no list after it in the same sentence: "If you
+don't eat *these foods* regularly, … you're more likely to develop iron-deficiency anemia." was the second
+key sentence for "What should I eat to keep my iron up?", and the foods were in the sentence before it
+("The best sources of iron are meat, poultry, fish, and iron-fortified foods"). Quoted with that sentence
+(key_sentences.with_antecedent). Not a reference back when a colon follows in the sentence ("these
+include: …"), which lists what it means, nor when the sentence names the thing earlier itself ("Most people
+who have known risk factors do not get leukemia, while many … have none of these risk factors"); a sentence
+*opening* on "These …" is ``ANAPHOR``'s."""
+
+
+def refers_back(text: str) -> bool:
+    """Whether a sentence, shown alone, leans on the sentence before it: it opens on a reference back
+    (``ANAPHOR``) or names "these …"/"those …" things it does not list (``REFERS_BACK``)."""
+    if ANAPHOR.match(text):
+        return True
+    for match in REFERS_BACK.finditer(text):
+        noun = match.group().split()[-1].lower()
+        if noun.rstrip("s") not in text[: match.start()].lower():  # not "risk factors … these risk factors"
+            return True
+    return False
+
+
 READ_WITH_ANTECEDENT = True
 """Read a sentence opening on a reference back with the sentence before it (:func:`with_antecedents`).
 A module switch, not a setting: evals/consumer_key_sentences.py turns it off to measure both readings in
