@@ -25,6 +25,7 @@ from agent.nodes.answer_candidates import YES_NO, asks_for_a_name, is_list_quest
 from agent.nodes.asked_detail import detail_lead
 from agent.nodes.asked_intervention import names_the_asked_intervention
 from agent.nodes.asked_term import asked_about, asks_about_unlinked, on_asked_term
+from agent.nodes.count_disagreement import count_disagreements
 from agent.nodes.focus import Focus
 from agent.nodes.key_sentences import select_key_sentences, shown_read
 from agent.nodes.reading import read_evidence
@@ -345,7 +346,8 @@ def compose_direct_answer(
     named, named_chains = name_the_answer(kb, state, focus) if sufficient else ([], [])
     lines: list[str] = [named_line(named)] if named else []
     facts = [fact_line(heading, shown, len(ranked))] if shown else []
-    said = [sentence_line(s) for s in sentences]
+    subjects = [e["name"] for e in focus.entities] + [n for names in focus.names.values() for n in names]
+    said = [sentence_line(s) for s in sentences] + count_disagreements(sentences, subjects)
     # A yes/no question is answered by a sentence ("There is no known cure for Alzheimer's disease"), not
     # by the KG's drug list, which led "Is there a cure for Alzheimer's disease?" and read as a yes; so is a
     # question for a duration or a code ("how long until hepatitis A symptoms appear" led with its symptoms).
