@@ -243,6 +243,21 @@ def test_a_sentence_about_stopping_the_cause_neither_affirms_nor_denies_it() -> 
     assert found is not None and not found.affirms and found.opposite == ("increase", "decreases")
 
 
+def test_with_or_without_turns_nothing_round() -> None:
+    """ "With or without treatment, most people … recover completely" (MedQuAD, Bell's palsy) restates
+    "most people with Bell's palsy make a complete recovery"; its "without" is an idiom, not a reverser."""
+    question = "Do most people with Bell's palsy make a complete recovery?"
+    sentence = (
+        "With or without treatment, most people with Bell's palsy begin to get better within 2 weeks and "
+        "recover completely within 3 to 6 months."
+    )
+    found = restated(question, [sentence])
+    assert found is not None and found.affirms
+    assert (
+        restated(question, ["Without treatment, most people with Bell's palsy recover completely."]) is None
+    )
+
+
 def test_a_reply_the_slice_says_the_other_way_round_is_contradicted_and_says_which_word(
     consultant: Consultant,
 ) -> None:

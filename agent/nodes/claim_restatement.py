@@ -70,6 +70,10 @@ REVERSERS = word_set(
 """Words that turn what follows round ("*quitting* smoking lowers the risk" says nothing against "smoking
 raises the risk"; "*stopping* warfarin raises it" nothing for "warfarin raises it"): a sentence with one the
 claim lacks restates nothing."""
+EITHER_WAY = re.compile(r"\bwith or without\b|\bwhether or not\b", re.I)
+""""With or without treatment, most people … recover completely" turns nothing round: its "without" is not a
+reverser (``REVERSERS``), and the Bell's palsy sentence restates "most people with Bell's palsy make a
+complete recovery"."""
 RELATION_WORDS = frozenset(
     claim_stem(word)
     for word in ("treat", "prevent", "cause", "cure", "diagnose", "screen", "transmit", "spread", "manage")
@@ -145,7 +149,7 @@ def reading(
     if UNCERTAIN.search(sentence) or STUDY_AIM.search(sentence) or MYTH.search(sentence):
         return None  # "not known whether X causes Y", "we examined whether …", "a common myth is that …"
     words = {m.group().lower() for m in _WORD.finditer(sentence)}
-    if REVERSERS & words - claim_tokens:
+    if REVERSERS & {m.group().lower() for m in _WORD.finditer(EITHER_WAY.sub(" ", sentence))} - claim_tokens:
         return None
     if another_relation(sentence, wanted, from_title):
         return None
