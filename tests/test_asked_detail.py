@@ -384,14 +384,14 @@ def test_a_gene_symbol_is_not_the_mutation_asked(slice_kb: KnowledgeBase) -> Non
     assert names_in(slice_kb, "Which gene causes the disease?", set(), [f"{gene} causes it."]) is True
 
 
-def quoted_from(passage: str, opening: str) -> ReadSentence:
+def quoted_from(passage: str, opening: str, mid_sentence: bool = False) -> ReadSentence:
     """The quote ``key_sentences.with_antecedent`` makes of the passage's last sentence, which starts at
     ``opening``; it must stay an exact slice of the passage."""
     from agent.nodes.key_sentences import with_antecedent
 
     start = passage.index(opening)
     sentence = ReadSentence("E:p", passage[start:], start, len(passage), 0, 1.0, 0.7, 1.0, "")
-    quoted = with_antecedent(sentence, {"E:p": passage})
+    quoted = with_antecedent(sentence, {"E:p": passage}, mid_sentence)
     assert passage[quoted.start : quoted.end] == quoted.text
     return quoted
 
@@ -424,6 +424,7 @@ def test_a_sentence_opening_on_a_reference_back_is_quoted_with_its_antecedent() 
 def test_a_sentence_naming_these_things_it_does_not_list_is_quoted_with_the_list() -> None:
     """ "If you don't eat these foods regularly, …" was a key sentence for "What should I eat to keep my
     iron up?" without the foods, which the sentence before it names (MedQuAD, iron-deficiency anemia)."""
+    from agent.nodes.key_sentences import pick_read
     from agent.nodes.reading import refers_back
 
     passage = (
@@ -431,7 +432,19 @@ def test_a_sentence_naming_these_things_it_does_not_list_is_quoted_with_the_list
         "have iron added). If you don't eat these foods regularly, or if you don't take an iron supplement, "
         "you're more likely to develop iron-deficiency anemia."
     )
-    assert quoted_from(passage, "If you don't").text.startswith("The best sources of iron are meat, poultry")
+    assert quoted_from(passage, "If you don't", mid_sentence=True).text.startswith("The best sources of iron")
+    assert quoted_from(passage, "If you don't").text.startswith("If you don't")  # only ANAPHOR by default
+    # In the pick: quoted with the foods where that fits the word budget, as it is where it does not (the
+    # pick must not change: widened first, a BioASQ gold sentence outgrew the budget and was skipped).
+    start = passage.index("If you don't")
+    foods = ReadSentence("E:i", passage[start:], start, len(passage), 0, 2.0, 0.9, 2.0, "")
+    other = ReadSentence(
+        "E:o", "Vitamin C helps the body absorb iron from food.", 0, 47, 0, 1.9, 0.9, 1.9, ""
+    )
+    roomy = pick_read([other, foods], 6, 65, {"E:i": passage})
+    assert roomy[1].text.startswith("The best sources of iron") and roomy[1].end == len(passage)
+    tight = pick_read([other, foods], 6, 40, {"E:i": passage})
+    assert [r.text for r in tight] == [other.text, foods.text]
     # The sentence names what "these risk factors" are itself, or lists them after a colon: left alone.
     assert not refers_back(
         "Most people who have known risk factors do not get leukemia, while many who do get the disease "

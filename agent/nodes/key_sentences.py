@@ -203,7 +203,7 @@ def pick_key_read(
     # whatever it says: "Malaria can be prevented." took that place and was then dropped, and every sentence
     # after it lacked a prevention cue — an "answered" reply with no key sentence.
     shown = on_asked_aspect([r for r in shown if len(r.text.split()) >= MIN_WORDS], focus.asked)
-    picked = pick_read(shown, max_sentences, max_words)
+    picked = pick_read(shown, max_sentences, max_words, passages)
     subjects = [pattern for _, pattern in compared_subjects(question, focus)]
     if subjects:  # "How is Crohn's disease different from ulcerative colitis?": a sentence on each
         best = max((r.score for r in shown), default=0.0)
@@ -257,13 +257,14 @@ def names_medicines(kb: KnowledgeBase, texts: list[str]) -> list[bool]:
     ]
 
 
-def with_antecedent(r: ReadSentence, passages: dict[str, str]) -> ReadSentence:
-    """``r`` with the passage's sentence before it when ``r`` leans on it (``reading.refers_back``), so the
-    quote says what "this treatment" is ("Phlebotomy rids the body of extra iron. This treatment is simple,
-    inexpensive, and safe."); the span stays an exact slice of the passage, and its words count against the
-    budget. Unchanged when the passage has no sentence just before it."""
+def with_antecedent(r: ReadSentence, passages: dict[str, str], mid_sentence: bool = False) -> ReadSentence:
+    """``r`` with the passage's sentence before it when ``r`` opens on a reference back (``ANAPHOR``) — or,
+    with ``mid_sentence``, names "these …" it does not list (``reading.refers_back``) — so the quote says
+    what "this treatment" is ("Phlebotomy rids the body of extra iron. This treatment is simple,
+    inexpensive, and safe."); the span stays an exact slice of the passage. Unchanged when the passage has
+    no sentence just before it."""
     text = passages.get(r.evidence_id, "")
-    if not text or not refers_back(r.text):
+    if not text or not (refers_back(r.text) if mid_sentence else ANAPHOR.match(r.text)):
         return r
     before = [(s, e) for s, e in with_lists(text) if e <= r.start]
     if not before or text[before[-1][1] : r.start].strip():
@@ -323,10 +324,18 @@ def below_floor(r: ReadSentence, best: float) -> bool:
 
 
 def pick_read(
-    read: list[ReadSentence], max_sentences: int = MAX_SENTENCES, max_words: int = MAX_WORDS
+    read: list[ReadSentence],
+    max_sentences: int = MAX_SENTENCES,
+    max_words: int = MAX_WORDS,
+    passages: dict[str, str] | None = None,
 ) -> list[ReadSentence]:
     """The best-scored read sentences that fit in ``max_words`` (a longer one is skipped, not the rest),
-    none below ``MIN_LOGIT`` nor more than ``WITHIN_LOGITS`` below the best, near-repeats once."""
+    none below ``MIN_LOGIT`` nor more than ``WITHIN_LOGITS`` below the best, near-repeats once.
+
+    With ``passages``, a sentence naming "these …" it does not list is quoted with the sentence before it
+    (``with_antecedent(mid_sentence=True)``) where that still fits and is not shown already, and as it is
+    otherwise. Why not widened before the pick: "Two of these variants are located in the HMG domain …"
+    then outgrew the budget and was skipped on a BioASQ test question, and with it the gold answer."""
     picked: list[ReadSentence] = []
     words = 0
     best = max((r.score for r in read), default=0.0)
@@ -340,6 +349,14 @@ def pick_read(
             continue
         if any(near_repeat(r.text, p.text) for p in picked):
             continue
+        wide = with_antecedent(r, passages, mid_sentence=True) if passages else r
+        widened = len(wide.text.split())
+        if (
+            wide is not r
+            and (not picked or words + widened <= max_words)
+            and not any(near_repeat(wide.text[: r.start - wide.start], p.text) for p in picked)
+        ):
+            r, n = wide, widened
         picked.append(r)
         words += n
     return picked
