@@ -332,10 +332,12 @@ def pick_read(
     """The best-scored read sentences that fit in ``max_words`` (a longer one is skipped, not the rest),
     none below ``MIN_LOGIT`` nor more than ``WITHIN_LOGITS`` below the best, near-repeats once.
 
-    With ``passages``, a sentence naming "these …" it does not list is quoted with the sentence before it
-    (``with_antecedent(mid_sentence=True)``) where that still fits and is not shown already, and as it is
-    otherwise. Why not widened before the pick: "Two of these variants are located in the HMG domain …"
-    then outgrew the budget and was skipped on a BioASQ test question, and with it the gold answer."""
+    With ``passages``, then, a picked sentence naming "these …" it does not list is quoted with the
+    sentence before it (``with_antecedent(mid_sentence=True)``) in the words the pick left unspent, when
+    that sentence is not shown already. Why afterwards, not as a candidate's wider form: widened in the
+    pick, "Two of these variants are located in the HMG domain …" outgrew the budget and was skipped, and a
+    widened first sentence pushed out the one naming the mast cell's mediators — two BioASQ test answers
+    lost; the antecedent must never change which sentences are shown."""
     picked: list[ReadSentence] = []
     words = 0
     best = max((r.score for r in read), default=0.0)
@@ -349,17 +351,26 @@ def pick_read(
             continue
         if any(near_repeat(r.text, p.text) for p in picked):
             continue
-        wide = with_antecedent(r, passages, mid_sentence=True) if passages else r
-        widened = len(wide.text.split())
-        if (
-            wide is not r
-            and (not picked or words + widened <= max_words)
-            and not any(near_repeat(wide.text[: r.start - wide.start], p.text) for p in picked)
-        ):
-            r, n = wide, widened
         picked.append(r)
         words += n
-    return picked
+    return with_antecedents_within(picked, passages, max_words - words) if passages else picked
+
+
+def with_antecedents_within(
+    picked: list[ReadSentence], passages: dict[str, str], spare_words: int
+) -> list[ReadSentence]:
+    """``picked`` with each sentence naming "these …" it does not list widened to the sentence before it
+    while ``spare_words`` last, unless that sentence is already shown (see :func:`pick_read`)."""
+    out: list[ReadSentence] = []
+    for r in picked:
+        wide = with_antecedent(r, passages, mid_sentence=True)
+        added = len(wide.text.split()) - len(r.text.split())
+        before = wide.text[: r.start - wide.start]
+        if wide is not r and added <= spare_words and not any(near_repeat(before, p.text) for p in picked):
+            spare_words -= added
+            r = wide
+        out.append(r)
+    return out
 
 
 def near_repeat(a: str, b: str) -> bool:
