@@ -108,14 +108,14 @@ def same_scores(
     import onnxruntime
     from tokenizers import Tokenizer
 
-    from graphs.vectors.embedding import ASSETS_DIR, pad_encodings
+    from graphs.vectors.embedding import ASSETS_DIR, pad_encodings, session_options
 
     tokenizer = Tokenizer.from_file(str(ASSETS_DIR / "tokenizer.json"))
     tokenizer.enable_truncation(max_length=max_length, strategy="only_second")
     tokenizer.no_padding()
     encodings = sorted(tokenizer.encode_batch(pairs), key=lambda e: len(e.ids))
     sessions = [
-        onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+        onnxruntime.InferenceSession(str(path), session_options(2), providers=["CPUExecutionProvider"])
         for path in (original, stripped)
     ]
     worst = 0.0

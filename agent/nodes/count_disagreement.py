@@ -19,20 +19,10 @@ import re
 from collections.abc import Sequence
 
 from agent.state import KeySentenceRec
+from graphs.text.paraphrases import NUMBER_WORDS
 
-NUMBER_WORDS = {
-    "two": 2,
-    "three": 3,
-    "four": 4,
-    "five": 5,
-    "six": 6,
-    "seven": 7,
-    "eight": 8,
-    "nine": 9,
-    "ten": 10,
-}
 COUNT = re.compile(
-    r"\b(?P<number>two|three|four|five|six|seven|eight|nine|ten|\d{1,2})\s+"
+    r"\b(?P<number>" + "|".join(NUMBER_WORDS) + r"|\d{1,2})\s+"
     r"(?:(?:main|major|different|distinct|known|common|basic|primary|general|separate)\s+)?"
     r"(?P<kind>types|forms|kinds|stages|classes|categories|subtypes|grades)\s+of\s+"
     r"(?P<thing>[A-Za-z][A-Za-z'-]*(?:\s+[A-Za-z][A-Za-z'-]*){0,3}?)"
@@ -43,12 +33,12 @@ COUNT = re.compile(
 hemochromatosis are …" → three, types, hemochromatosis)."""
 
 
+IN_WORDS = {int(digits): word for word, digits in NUMBER_WORDS.items()}
+"""A count as the sentences would write it ("two [1]; three [2]")."""
+
+
 def _number(word: str) -> int:
-    return NUMBER_WORDS[word.lower()] if word.lower() in NUMBER_WORDS else int(word)
-
-
-def _word(number: int) -> str:
-    return next((w for w, n in NUMBER_WORDS.items() if n == number), str(number))
+    return int(NUMBER_WORDS.get(word.lower(), word))
 
 
 SAME_KIND = {"form": "type", "kind": "type", "subtype": "type", "category": "type", "categorie": "type"}
@@ -96,7 +86,7 @@ def count_disagreements(sentences: Sequence[KeySentenceRec], subjects: Sequence[
             continue
         kind, thing = names[key]
         said = "; ".join(
-            f"{_word(n)} " + "".join(f"[{i}]" for i in ids) for n, ids in sorted(by_number.items())
+            f"{IN_WORDS.get(n, n)} " + "".join(f"[{i}]" for i in ids) for n, ids in sorted(by_number.items())
         )
         lines.append(f"- Note — the sources differ on how many {kind} of {thing} there are: {said}.")
     return lines

@@ -236,8 +236,9 @@ def session_options(threads: int) -> Any:
     evidence reader moved by 0.083 logit on average and up to 0.73 (Pearson 0.984 against the exact
     kernel), and an offline consult test gave "answered" where the calibrated machines give "insufficient".
     The option selects the exact u8u8 kernel on such CPUs and changes nothing on VNNI ones (onnxruntime's
-    ``kOrtSessionOptionsAvx2PrecisionMode``); its cost on the AVX2 machine was within run-to-run noise
-    (evals/bench_consult.py).
+    ``kOrtSessionOptionsAvx2PrecisionMode``). Its cost on the AVX2 machine: offline consult p50 0.98 / 1.06 s
+    without, 1.05 / 1.19 s with (evals/bench_consult.py, alternating runs, load 0.7–2.2), about 7 %, part of
+    it one more three-round turn — the calibrated machines' round count.
     """
     import onnxruntime
 
