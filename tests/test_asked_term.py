@@ -21,6 +21,7 @@ from agent.nodes.asked_term import (
     on_asked_term,
     term_pattern,
     unlinked_terms,
+    written_terms,
 )
 from agent.nodes.reading import ReadSentence
 from agent.state import EntityRec
@@ -64,6 +65,10 @@ def test_a_term_is_named_however_the_evidence_spells_it() -> None:
     assert not term_pattern("MS").search("a delay of 40 ms")  # short acronyms only in capitals
     assert not term_pattern("HP1").search("LHP1 binds")
     assert term_pattern("FGFR").search("the FGFR3 G380R mutation") and not term_pattern("HP1").search("HP12")
+    # a member's subfamily, when it is still a code: "atemoya … not the activities of CYP2C9 and CYP3A."
+    assert term_pattern("CYP3A4").search("not the activities of CYP2C9 and CYP3A.")
+    assert not term_pattern("CYP3A4").search("CYP3A5 expressers") and not term_pattern("RUNX2").search("RUNX")
+    assert not term_pattern("SAMHD1").search("(SAM) syndrome") and not term_pattern("H1N1").search("H1N")
     assert long_form("What follows aortic intramural hematoma (IMH) when untreated?", "IMH") == (
         "intramural hematoma"
     )
@@ -152,3 +157,24 @@ def test_sentences_come_from_passages_that_name_the_asked_term_when_any_do() -> 
     assert on_asked_term([sam, ags], question, [], passages) == [ags]  # its passage names SAMHD1
     assert on_asked_term([sam], question, [], {}) == [sam]  # none names it: left to the check after the model
     assert on_asked_term([sam, ags], "How is gout treated?", [], passages) == [sam, ags]  # no unlinked term
+
+
+def linked_gene(symbol: str) -> EntityRec:
+    return {"id": f"NCBIGene:{symbol}", "name": symbol, "surface": symbol, "type": "Gene", "score": 1.0}
+
+
+def test_a_linked_gene_symbol_must_still_be_written_by_the_answer() -> None:
+    """Over the 20,585-snippet pool SAMHD1 *is* linked to the KG's gene, and the answer was still taken
+    from the "(SAM) syndrome" snippets: linking a code-like symbol does not excuse an answer that never
+    writes it. A linked word acronym ("MS") stays the focus rules' business."""
+    question = "Which syndrome is associated to SAMHD1 gene mutations?"
+    samhd1 = linked_gene("SAMHD1")
+    assert unlinked_terms(question, [samhd1]) == []  # the KG knows it
+    assert written_terms(question, [samhd1]) == ["SAMHD1"]
+    assert written_terms("Is MS an autoimmune disease?", [linked("MS")]) == []
+    sam = read("E:sam", "Here we describe a new syndrome (SAM syndrome) caused by DSG1 mutations.")
+    ags = read("E:ags", "It is one of the genes mutated in Aicardi-Goutieres syndrome.")
+    passages = {"E:ags": "SAMHD1 is a dNTP hydrolase. " + ags.text}
+    assert on_asked_term([sam, ags], question, [samhd1], passages) == [ags]
+    assert missing_term(question, [samhd1], [sam.text]) == "SAMHD1"
+    assert missing_term(question, [samhd1], [passages["E:ags"]]) is None

@@ -20,6 +20,8 @@ sentences lead with the one that names it:
 * a **typed name** (drug, gene, disease …: the kinds of :data:`agent.nodes.answer_candidates.WANTED_TYPES`
   among the four words after "which"; a drug class such as "which bisphosphonate"): a KG mention of that
   type that is not the question's own subject, a code, or an all-capital or inner-capital name ("ActRII");
+* an **expansion** ("What does RUNX2 stand for?"): a long form a sentence gives for the abbreviation
+  ("Runt related factor-2 (Runx2)"; graphs/text/abbreviations.py), never a sentence that only uses it;
 * any **other** kind ("which trial", "which dataset"): the same, with a KG drug, gene, disease or pathogen
   or a capitalised word inside a sentence ("SPRINT", "Remudy") also counting as a name.
 
@@ -54,6 +56,7 @@ from agent.nodes.answer_candidates import (
 )
 from graphs.kb import KnowledgeBase
 from graphs.model.labels import asks_for_a_differential
+from graphs.text.abbreviations import asked_expansion, definitions
 from graphs.text.drug_names import DRUG_TYPES
 from graphs.text.ner import normalise_term
 from tools.candidate_terms import is_generic
@@ -267,6 +270,9 @@ class AskedDetail:
 
 def asked_detail(question: str) -> AskedDetail | None:
     """The kind of detail a question asks to be named, or ``None`` (a yes/no, an explanation, "What is …")."""
+    expanded = asked_expansion(question)
+    if expanded:
+        return AskedDetail("expansion", frozenset(), f"expansion of {expanded}")
     many = HOW_MANY.search(question)
     if many:
         counted = phrase_up_to(" ".join(question[many.end() :].split()[:3]), 10**6)
@@ -306,7 +312,7 @@ def asked_detail(question: str) -> AskedDetail | None:
     return kind_in_words(words)
 
 
-LEADING_KINDS = frozenset({"duration", "code", "year", "condition", "care", "route"})
+LEADING_KINDS = frozenset({"duration", "code", "year", "condition", "care", "route", "expansion"})
 """Kinds a sentence is seen to name by its own words (a length of time, a mutation or allele code, a year),
 so the key sentences can lead with one. Not a quantity: numbers with units are everywhere in a page about the
 subject, and leading with one answered "What HbA1c level defines diabetes?" with "an A1C test result of
@@ -381,6 +387,9 @@ def names_in(
     if detail is None:
         return None
     asked = normalise_term(question)
+    if detail.kind == "expansion":  # "Runt related factor-2 (Runx2)" for "What does RUNX2 stand for?"
+        short = asked_expansion(question)
+        return bool(short) and any(definitions(short, t) for t in texts if short)
     if detail.kind == "duration":
         return any(
             normalise_term(d) not in asked and (detail.state is None or detail.state.search(t) is not None)

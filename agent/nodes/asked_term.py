@@ -65,14 +65,49 @@ def unlinked_terms(question: str, entities: Iterable[EntityRec]) -> list[str]:
     return out
 
 
+CODE_LIKE = re.compile(r"^(?=.*[A-Za-z])(?=.*\d)[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*$")
+"""A gene symbol, drug code or strain ("SAMHD1", "RUNX2", "AZD0530", "H1N1"): letters and digits. Evidence
+about it writes it as it is, so linking it to the KG does not excuse an answer that never writes it."""
+
+
+def written_terms(question: str, entities: Iterable[EntityRec]) -> list[str]:
+    """The question's terms its answer must write: the unlinked ones (:func:`unlinked_terms`) and the linked
+    code-like ones (:data:`CODE_LIKE`), in question order.
+
+    Why the linked codes too: over the 20,585-snippet pool "Which syndrome is associated to SAMHD1 gene
+    mutations?" links SAMHD1 to the KG's gene and was still *answered* from snippets on "severe dermatitis,
+    multiple allergies and metabolic wasting (SAM) syndrome" (the reader reads "SAMHD1" close to "SAM"):
+    the focus rules feed the "answered" model, they do not veto it. A linked word term ("MS" for multiple
+    sclerosis, "HCC") stays the focus rules' business — its evidence may write it out in full."""
+    unlinked = unlinked_terms(question, entities)
+    out: list[str] = []
+    for m in ACRONYM.finditer(question):
+        token = m.group(1)
+        if token in out:
+            continue
+        if token in unlinked or (
+            CODE_LIKE.match(token) and CAPITALS.search(token) and not NOT_A_SUBJECT.match(token)
+        ):
+            out.append(token)
+    return out
+
+
 def term_pattern(token: str) -> re.Pattern[str]:
     """``token`` as written in evidence: hyphens and spaces between its parts optional, a plural "s" optional
     ("TAMs" ~ "TAM", "PD-1" ~ "PD1" ~ "PD 1"), a family name's member number too ("FGFR" ~ "FGFR3": "Which
-    de novo mutation in FGFR cause achondroplasia?" is answered by "… FGFR3 G380R …")."""
+    de novo mutation in FGFR cause achondroplasia?" is answered by "… FGFR3 G380R …"), and a member's
+    subfamily when that is still a code ("CYP3A4" ~ "CYP3A": "Does atemoya juice inhibit the CYP3A4 enzyme?"
+    is answered by "… inhibited CYP1A2 activity …, but not the activities of CYP2C9 and CYP3A"; not
+    "RUNX2" ~ "RUNX", a word)."""
     stem = token[:-1] if len(token) > 2 and token.endswith("s") and token[-2].isupper() else token
+    subfamily = re.match(r"(.*\d.*[A-Za-z])(\d+)$", stem)
+    if subfamily and len(subfamily.group(1)) >= CASE_FREE_FROM:
+        stem = subfamily.group(1)
     parts = [re.escape(p) for p in re.split(r"-", stem) if p]
     body = r"[-\s]?".join(parts)
     member = r"(?:\d+[A-Za-z]?)?" if stem[-1].isalpha() else ""  # a family's member: "FGFR" ~ "FGFR3"
+    if subfamily and stem == subfamily.group(1):
+        member = r"(?:" + subfamily.group(2) + r")?"  # "CYP3A" or "CYP3A4", never "CYP3A5"
     flags = re.IGNORECASE if len(stem) >= CASE_FREE_FROM else 0
     return re.compile(r"(?<![\w-])" + body + member + r"s?(?![\w-])", flags)
 
@@ -101,9 +136,9 @@ def names_term(question: str, token: str, texts: Iterable[str]) -> bool:
 
 
 def missing_term(question: str, entities: Iterable[EntityRec], texts: list[str]) -> str | None:
-    """The question's unlinked terms ("TAMs"; "FTY720 or FDA") when ``texts`` names none of them, else
-    ``None``."""
-    terms = unlinked_terms(question, entities)
+    """The question's terms to write (:func:`written_terms`: "TAMs"; "FTY720 or FDA"; a linked "SAMHD1")
+    when ``texts`` names none of them, else ``None``."""
+    terms = written_terms(question, entities)
     if not terms or any(names_term(question, token, texts) for token in terms):
         return None
     return " or ".join(terms)
@@ -131,14 +166,15 @@ def asked_sentences(question: str) -> str:
 def on_asked_term(
     read: list[ReadSentence], question: str, entities: Iterable[EntityRec], passages: dict[str, str]
 ) -> list[ReadSentence]:
-    """``read`` without the sentences whose passage names none of the question's unlinked terms, when some
-    sentence's passage names one; unchanged otherwise (the term check after the model then decides).
+    """``read`` without the sentences whose passage names none of the question's terms to write
+    (:func:`written_terms`), when some sentence's passage names one; unchanged otherwise (the term check
+    after the model then decides).
 
     Why: over the 20,585-snippet pool "Which syndrome is associated to SAMHD1 gene mutations?" was answered
     from snippets on "severe dermatitis, multiple allergies and metabolic wasting (SAM) syndrome" — the
     reader and the dense search both read "SAMHD1" close to "SAM" — while other retrieved snippets name
     SAMHD1 and Aicardi-Goutières syndrome."""
-    terms = unlinked_terms(question, entities) if question else []
+    terms = written_terms(question, entities) if question else []
     if not terms:
         return read
     naming = [

@@ -46,6 +46,7 @@ from graphs.building.hypergraph import DISEASE_TYPES
 from graphs.kb import KnowledgeBase
 from graphs.model.labels import RELATIONS_FOR_LABEL, asks_for_a_differential, relations_for
 from graphs.stores.kg_facts import KGFact, kg_facts, without_label_mined_on_categories
+from graphs.text.abbreviations import asked_expansion, most_given
 from graphs.text.organism_names import looks_like_organism
 
 MAX_FACTS = 6
@@ -372,6 +373,9 @@ def name_the_answer(
     """The answer's name(s) for a factoid or list question, where the reader's best sentences give them,
     with the KG edges that join them to the question as citable chains (agent/nodes/answer_candidates.py)."""
     question = state.get("question", "")
+    expanded = asked_expansion(asked_about(state, question) or question)
+    if expanded:
+        return named_expansion(expanded, state.get("evidence", [])), []
     if not asks_for_a_name(question):
         return [], []
     read = read_evidence(kb, search_question(state), state.get("evidence", []))
@@ -394,6 +398,20 @@ def name_the_answer(
         for c in chosen
     ]
     return named, [one_hop_chain(f) for c in chosen for f in c.facts]
+
+
+def named_expansion(short: str, evidence: list[EvidenceRec]) -> list[NamedAnswerRec]:
+    """What ``short`` stands for, as the retrieved passages write it most often ("What does RUNX2 stand
+    for?" → "Runt related factor-2", from "Runt related factor-2 (Runx2)"), cited to the first two passages
+    that give it; none when no passage defines it (the asked-detail check then says so)."""
+    found = most_given(short, [ev.get("text", "") for ev in evidence])
+    if found is None:
+        return []
+    name, where = found
+    ids = [evidence[k]["id"] for k in where[:2]]
+    return [
+        {"name": name, "entity_type": "", "votes": float(len(where)), "evidence_ids": ids, "chain_ids": []}
+    ]
 
 
 def linked_ids(state: ConsultState) -> set[str]:

@@ -46,6 +46,7 @@ from agent.nodes.sentence_text import states_something
 from agent.state import EvidenceRec
 from graphs.kb import KnowledgeBase
 from graphs.model.labels import mentions_label
+from graphs.text.abbreviations import asked_expansion, definitions
 from graphs.text.drug_names import DRUG_TYPES
 from graphs.text.medicine_classes import MEDICINE_WORD, TREATMENT_CLASS, rules_out_medicines
 
@@ -210,9 +211,30 @@ def pick_key_read(
         picked = covering_each_subject(
             picked, shown, subjects, lambda r: not below_floor(r, best) and len(r.text.split()) >= MIN_WORDS
         )
+    defining = defining_sentence(read, question)
+    if defining is not None:  # "Runt related factor-2 (Runx2)": the answer, however short or verbless
+        return [
+            defining,
+            *[r for r in picked if (r.evidence_id, r.start) != (defining.evidence_id, defining.start)],
+        ]
     if lead is not None and picked and lead(picked[0].text):
         return picked  # the sentence naming the asked detail leads, whatever it opens on
     return general_first(picked)
+
+
+def defining_sentence(read: list[ReadSentence], question: str) -> ReadSentence | None:
+    """For a question asking what an abbreviation stands for, the best-scored read sentence that gives its
+    long form (graphs/text/abbreviations.py), or ``None``.
+
+    Why it bypasses the filters: "What does RUNX2 stand for?" read the snippet "Runt related factor-2
+    (Runx2)" first, and it was never shown — four words without a verb look like a heading
+    (``states_something``) and are under ``MIN_WORDS`` — so the answer showed sentences that use RUNX2 and
+    the asked-detail check called the turn insufficient."""
+    short = asked_expansion(asked_sentences(question) or question) if question else None
+    if not short:
+        return None
+    defining = [r for r in read if definitions(short, r.text)]
+    return max(defining, key=lambda r: r.score) if defining else None
 
 
 ONGOING_RESEARCH = re.compile(

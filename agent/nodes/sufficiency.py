@@ -46,7 +46,7 @@ from agent.nodes.detail_check import shown_answer_misses_detail
 from agent.nodes.direct_answer import name_the_answer
 from agent.nodes.focus import Focus, answering_passages, carries_aspect, question_focus
 from agent.nodes.hypothesis import condition
-from agent.nodes.key_sentences import shown_read, with_antecedent
+from agent.nodes.key_sentences import defining_sentence, shown_read, with_antecedent
 from agent.nodes.reading import ReadSentence, read_evidence
 from agent.nodes.retrieval import distinct_names, search_question
 from agent.nodes.sufficiency_rule import (
@@ -136,7 +136,11 @@ def offline_verdict(deps: ConsultDeps, state: ConsultState) -> Verdict:
         "method": "calibrated model (reader + rule) and the asked-detail check",
     }
     evidence = state.get("evidence", [])
-    best = best_quote(shown_read(deps.kb, read, found[0], evidence), evidence)
+    # The sentence that spells out an asked abbreviation is the best quote whatever its page (it leads the
+    # key sentences too); otherwise the best shown sentence.
+    best = defining_sentence(read, search_question(state)) or best_quote(
+        shown_read(deps.kb, read, found[0], evidence), evidence
+    )
     said = f'"{clip_text(best.text)}" [{best.evidence_id}]' if best else "no sentence"
     odds = f"answered probability {floor3(p)}, needs ≥ {model.threshold:.2f}"
     if sufficient:
