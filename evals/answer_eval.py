@@ -47,7 +47,7 @@ from agent.nodes.retrieval import search_question
 from agent.sessions import thread_config
 from evals.datasets.registry import get_dataset
 from evals.kb_cache import DEFAULT_CACHE_DIR, open_task_kb
-from evals.metrics.answers import exact_hit
+from evals.metrics.answers import exact_hit, exact_hit_lenient
 from evals.metrics.rouge import rouge_2, rouge_su4
 from graphs.kb import KnowledgeBase
 from graphs.model.settings import Settings, load_settings
@@ -170,20 +170,25 @@ def report(
         f"the start: {load}.",
         "",
         f"Questions: {len(results)} ({len(fl)} factoid/list). Exact answer = any synonym of any gold item in "
-        "the text; ROUGE against the first ideal answer (evals/metrics/rouge.py, ROUGE-1.5.5 `-2 4 -u`).",
+        "the text, on word boundaries, case-insensitive (the targets use this); lenient = the same with "
+        "punctuation, hyphens and spacing ignored (`exact_hit_lenient`); ROUGE against the first ideal "
+        "answer "
+        "(evals/metrics/rouge.py, ROUGE-1.5.5 `-2 4 -u`).",
         "",
-        "| system | exact answer in text (factoid/list) | ROUGE-2 F1 | ROUGE-2 recall | ROUGE-SU4 F1 | "
-        "ROUGE-SU4 recall | mean words |",
-        "| --- | --- | --- | --- | --- | --- | --- |",
+        "| system | exact answer in text (factoid/list) | lenient (punctuation, hyphens ignored) | "
+        "ROUGE-2 F1 | ROUGE-2 recall | ROUGE-SU4 F1 | ROUGE-SU4 recall | mean words |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for name in systems:
         hits = sum(1 for r in fl if exact_hit(r["systems"][name], r["row"].get("exact_answer")))
         r2 = [rouge_2(r["systems"][name], r["row"]["ideal_answer"][0]) for r in results]
         su4 = [rouge_su4(r["systems"][name], r["row"]["ideal_answer"][0]) for r in results]
         words = mean([len(r["systems"][name].split()) for r in results])
-        share = hits / len(fl) if fl else 0.0
+        loose = sum(1 for r in fl if exact_hit_lenient(r["systems"][name], r["row"].get("exact_answer")))
+        share, loose_share = (hits / len(fl), loose / len(fl)) if fl else (0.0, 0.0)
         lines.append(
-            f"| {name} | {hits}/{len(fl)} = {share:.3f} | {mean([x.f1 for x in r2]):.4f} | "
+            f"| {name} | {hits}/{len(fl)} = {share:.3f} | {loose}/{len(fl)} = {loose_share:.3f} | "
+            f"{mean([x.f1 for x in r2]):.4f} | "
             f"{mean([x.recall for x in r2]):.4f} | {mean([x.f1 for x in su4]):.4f} | "
             f"{mean([x.recall for x in su4]):.4f} | {words:.0f} |"
         )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from evals.answer_eval import plain
-from evals.metrics.answers import exact_hit
+from evals.metrics.answers import exact_hit, exact_hit_lenient
 from evals.metrics.rouge import rouge_2, rouge_su4
 
 
@@ -28,3 +28,11 @@ def test_the_exact_answer_check_reads_synonyms_on_word_boundaries() -> None:
     assert block == "Drugs the KG lists for gout: Colchicine  (Hetionet) NSAIDs help"
     assert exact_hit(block, [["colchicine", "Colcrys"]]) and exact_hit(block, [["x"], ["nsaids"]])
     assert not exact_hit(block, [["NSAID"]])  # "NSAID" inside "NSAIDs" is not the answer's word
+
+
+def test_the_lenient_answer_check_ignores_punctuation_and_spacing_only() -> None:
+    assert exact_hit_lenient("a herd immunity exceeding 95% is required", [["95 %"]])
+    assert not exact_hit("a herd immunity exceeding 95% is required", [["95 %"]])  # the strict one differs
+    assert exact_hit_lenient("Tumor-associated macrophages (TAMs) promote", [["Tumor Associated Macrophages"]])
+    assert not exact_hit_lenient("uc.4540 is", [["uc.454"]])  # still whole words
+    assert not exact_hit_lenient("NSAIDs help", [["NSAID"]]) and not exact_hit_lenient("anything", [[""]])

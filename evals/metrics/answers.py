@@ -113,3 +113,17 @@ def exact_hit(text: str, exact: Any) -> bool:
     return any(
         re.search(r"(?<!\w)" + re.escape(n.lower().strip()) + r"(?!\w)", low) for n in names if n.strip()
     )
+
+
+def _loose(text: str) -> str:
+    return " ".join(re.sub(r"[^\w]+|_", " ", text.lower()).split())
+
+
+def exact_hit_lenient(text: str, exact: Any) -> bool:
+    """:func:`exact_hit` with punctuation, hyphens and spacing ignored ("95%" for "95 %", "tumor-associated
+    macrophages" for "Tumor Associated Macrophages"), as SQuAD's answer normalisation does. A second column
+    only: the targets are stated on the strict match."""
+    items = exact if isinstance(exact, list) else [exact]
+    names = [s for item in items for s in (item if isinstance(item, list) else [item]) if isinstance(s, str)]
+    low = f" {_loose(text)} "
+    return any(f" {_loose(n)} " in low for n in names if _loose(n))
