@@ -178,3 +178,14 @@ def test_a_linked_gene_symbol_must_still_be_written_by_the_answer() -> None:
     assert on_asked_term([sam, ags], question, [samhd1], passages) == [ags]
     assert missing_term(question, [samhd1], [sam.text]) == "SAMHD1"
     assert missing_term(question, [samhd1], [passages["E:ags"]]) is None
+
+
+def test_a_sentence_writing_the_questions_own_term_is_not_off_subject_for_its_pages_title(
+    consultant: Consultant,
+) -> None:
+    """ "What is PSA?" links nothing; the slice KB's PSA sentences sit on prostate cancer pages, titled with a
+    condition the question does not name. They showed nothing, and the turn was insufficient for "no shown
+    sentence names PSA"; a sentence that writes the question's own term is on it."""
+    answer = consultant.ask("What is PSA?").answer
+    sentences = [s["text"] for s in answer["direct"].get("sentences", [])]
+    assert sentences and all(term_pattern("PSA").search(t) for t in sentences[:2])

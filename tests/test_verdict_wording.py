@@ -110,6 +110,8 @@ def test_a_calibrated_insufficient_verdict_does_not_name_the_rules_cosine_cut_as
             "For information on thymoma in children, see the PDQ summary on Unusual Cancers of Childhood.",
             False,
         ),
+        ("For ductal carcinoma in situ (DCIS) treatment options, see Ductal Carcinoma in Situ.", False),
+        ("For severe pain, see a doctor right away.", True),
         ("For information, patients should see their doctor about the side effects.", True),
         ("See your doctor if the rash spreads.", True),
         ("Watch a video that explains changes in diagnostic guidelines for Alzheimers.", False),

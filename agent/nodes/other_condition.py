@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 import re
 
+from agent.nodes.asked_term import asked_sentences, term_pattern, written_terms
 from agent.nodes.focus import Focus, passages_on_focus
 from agent.state import EvidenceRec
 from graphs.kb import KnowledgeBase
@@ -110,7 +111,15 @@ def off_subject_pages(
         return []
     titled = titled_off(kb, focus, evidence)
     if not focus.entities:
-        return [eid in titled for eid in evidence_ids]
+        # A sentence that writes the question's own term is on it, whatever its page's title: "What is
+        # PSA?" showed nothing (and was insufficient for "no shown sentence names PSA") while the prostate
+        # cancer page's "Prostate-specific antigen (PSA) test: A test that measures the level of PSA in the
+        # blood." was read.
+        terms = [term_pattern(t) for t in written_terms(asked_sentences(focus.question), [])]
+        return [
+            eid in titled and not any(p.search(text) for p in terms)
+            for eid, text in zip(evidence_ids, texts, strict=True)
+        ]
     page = {ev["id"]: ev.get("url") or ev.get("document_id") or ev["id"] for ev in evidence}
     about = {page[ev["id"]] for ev in passages_on_focus(kb, focus, evidence)}
     # A page titled with another condition only is not about the subject for naming it in passing: "What

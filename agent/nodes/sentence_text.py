@@ -18,14 +18,17 @@ NAVIGATION = re.compile(
     r"click |these resources|this section|the following (resources|organizations)|watch (a|the) video|"
     r"see (a|the) (chart|table|figure|video|picture|diagram)|"
     r"see .{0,80}?\bfor (more|further) (information|details)|"
-    r"for information (about|on) .{0,100}?\bsee (our|the)\b.{0,60}?\b(page|section|summary|fact sheet)\b)",
+    r"for information (about|on) .{0,100}?\bsee (our|the)\b.{0,60}?\b(page|section|summary|fact sheet)\b|"
+    r"for\b[^.;]{0,120}?,\s*see\b(?!\s+(a|an|your|the)\s+(doctor|health|provider|dentist|specialist|nurse)))",
     re.IGNORECASE,
 )
 """A fact sheet's pointers to elsewhere ("For more information, see the section titled …"): a newcomer was
 shown one as a key sentence; it states nothing about the patient's question. Nor does "(Watch the video to
 learn how one woman manages her type 2 diabetes." (shown for "How is type 2 diabetes treated?") or "See
 Diagnosis of TB (Fact sheet) for more information about TB diagnosis.", nor "For information about side
-effects that begin during treatment for cancer, see our Side Effects page." (PDQ summaries)."""
+effects that begin during treatment for cancer, see our Side Effects page." (PDQ summaries), nor "For ductal
+carcinoma in situ (DCIS) treatment options, see Ductal Carcinoma in Situ." ("For severe pain, see a doctor"
+is advice, and stays)."""
 LIST_ITEM = re.compile(r"\s*\n+\s*[-•*]\s+|\s{2,}[-•*]\s+")
 
 
