@@ -389,7 +389,7 @@ def names_in(
     asked = normalise_term(question)
     if detail.kind == "expansion":  # "Runt related factor-2 (Runx2)" for "What does RUNX2 stand for?"
         short = asked_expansion(question)
-        return bool(short) and any(definitions(short, t) for t in texts if short)
+        return short is not None and any(definitions(short, t) for t in texts)
     if detail.kind == "duration":
         return any(
             normalise_term(d) not in asked and (detail.state is None or detail.state.search(t) is not None)

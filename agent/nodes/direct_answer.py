@@ -373,7 +373,7 @@ def name_the_answer(
     """The answer's name(s) for a factoid or list question, where the reader's best sentences give them,
     with the KG edges that join them to the question as citable chains (agent/nodes/answer_candidates.py)."""
     question = state.get("question", "")
-    expanded = asked_expansion(asked_about(state, question) or question)
+    expanded = asked_expansion(asked_about(state, question))  # not of a checked reply or a long case
     if expanded:
         return named_expansion(expanded, state.get("evidence", [])), []
     if not asks_for_a_name(question):
