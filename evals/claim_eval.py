@@ -39,8 +39,22 @@ MIN_CALLS = 8
 GRID = np.round(np.arange(0.40, 0.995, 0.01), 2)
 
 
+def deciding_claim(claims: list[Any]) -> dict[str, Any]:
+    """The claim whose verdict is the reply's (``agent.nodes.claim_check.reply_status``): the first
+    contradicted one, else the first one not supported, else the first; ``{}`` for none.
+
+    Why not the first claim: an item is one labelled statement, and the splitter may cut it into two claims
+    ("Some people are born with weak abdominal muscles and may be less likely to get a hernia" — the page
+    says *more* likely): the label is the whole statement's, as the reply's status is."""
+    if not claims:
+        return {}
+    contradicted = [c for c in claims if c.get("verdict") == "contradicted"]
+    unsupported = [c for c in claims if c.get("verdict") != "supported"]
+    return dict((contradicted or unsupported or claims)[0])
+
+
 def run_items(items: list[dict[str, Any]], kb_dirs: dict[str, Path]) -> list[dict[str, Any]]:
-    """Each item as a new offline consult; its first claim's scores and verdict."""
+    """Each item as a new offline consult; the scores and verdict of the claim that decides it."""
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as tmp:
         consultants = {
@@ -59,7 +73,7 @@ def run_items(items: list[dict[str, Any]], kb_dirs: dict[str, Path]) -> list[dic
             result = consultant.ask(item["reply"], task="check_reply")
             table = result.answer.get("reply_check", {})
             claims = table.get("claims", [])
-            first = claims[0] if claims else {}
+            first = deciding_claim(claims)
             rows.append(
                 {
                     **item,

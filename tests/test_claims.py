@@ -120,8 +120,28 @@ def test_and_splits_only_between_clauses_with_their_own_subject_and_verb() -> No
         "Do beta blockers improve survival in heart failure?",
         "Do ACE inhibitors reduce hospitalisation?",
     ]
-    one = split_reply("Metformin is first-line, and should be given with meals.")
-    assert [c.text for c in one.claims] == ["Metformin is first-line, and should be given with meals"]
+    # A second predicate of the same subject is a second claim, checked about that subject: as one claim,
+    # "Lyme disease is spread by ticks and cannot be cured with antibiotics" was called supported by the
+    # KG's tick edge, its false half included.
+    lyme = split_reply(
+        "Colleague says: Lyme disease is spread by ticks and cannot be cured with antibiotics."
+    )
+    assert [(c.text, c.question, c.negated) for c in lyme.claims] == [
+        ("Lyme disease is spread by ticks", "Is lyme disease spread by ticks?", False),
+        ("cannot be cured with antibiotics", "Can lyme disease be cured with antibiotics?", True),
+    ]
+    meals = split_reply("Metformin is first-line, and should be given with meals.")
+    assert [c.question for c in meals.claims] == [
+        "Is metformin first-line?",
+        "Should metformin be given with meals?",
+    ]
+    weight = split_reply("Metformin lowers glucose and reduces weight.")  # two words are a claim here
+    assert [c.question for c in weight.claims] == [
+        "Does metformin lower glucose?",
+        "Does metformin reduce weight?",
+    ]
+    treated = split_reply("Gout is caused by uric acid and treated with colchicine.")  # "is treated": one
+    assert len(treated.claims) == 1
     adjectives = split_reply("Ciprofloxacin is effective and well tolerated in cystitis.")
     assert len(adjectives.claims) == 1
 
@@ -646,3 +666,32 @@ def test_two_facts_around_a_comma_stay_two_claims_and_lists_stay_whole() -> None
     ]
     listed = _only_claim("Smoking, obesity and diabetes increase the risk of stroke.")
     assert listed.question == "Do smoking, obesity and diabetes increase the risk of stroke?"
+
+
+def test_a_labelled_statement_split_in_two_is_scored_by_the_claim_that_decides_the_reply() -> None:
+    """evals/claim_eval.py labels a whole statement; once the splitter cuts it in two, the claim scored is
+    the one the reply's status follows (any contradicted, else any not supported, else the first)."""
+    from evals.claim_eval import deciding_claim
+
+    true_half = {"question": "Are some people born with weak abdominal muscles?", "verdict": "supported"}
+    false_half = {"question": "Can some people be less likely to get a hernia?", "verdict": "contradicted"}
+    open_half = {"question": "Does it recur?", "verdict": "no evidence found"}
+    assert deciding_claim([true_half, false_half]) == false_half
+    assert deciding_claim([true_half, open_half]) == open_half
+    assert deciding_claim([true_half, dict(true_half)]) == true_half
+    assert deciding_claim([]) == {}
+
+
+def test_a_negation_does_not_run_on_past_a_comma_and_into_the_next_clause_of_a_statement() -> None:
+    """ "Rebleeding from a cavernous angioma is common, it is not predictable, and individuals frequently have
+    multiple CCMs found via magnetic resonance imaging." — the consumer page's own sentence — called the
+    claim "individuals frequently have multiple CCMs" contradicted: the "not" of the clause before ran on."""
+    from graphs.text.negation import negated_spans
+
+    text = (
+        "Rebleeding from a cavernous angioma is common, it is not predictable, and individuals frequently "
+        "have multiple CCMs found via magnetic resonance imaging."
+    )
+    later, own = text.index("individuals"), text.index("predictable")
+    assert negated_spans(text, [(later, later + 11), (own, own + 11)], statement=True) == [False, True]
+    assert negated_spans(text, [(later, later + 11)]) == [True]  # a mention's scope (NegEx's) is unchanged

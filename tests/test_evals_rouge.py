@@ -33,6 +33,7 @@ def test_the_exact_answer_check_reads_synonyms_on_word_boundaries() -> None:
 def test_the_lenient_answer_check_ignores_punctuation_and_spacing_only() -> None:
     assert exact_hit_lenient("a herd immunity exceeding 95% is required", [["95 %"]])
     assert not exact_hit("a herd immunity exceeding 95% is required", [["95 %"]])  # the strict one differs
-    assert exact_hit_lenient("Tumor-associated macrophages (TAMs) promote", [["Tumor Associated Macrophages"]])
+    tams = [["Tumor Associated Macrophages"]]
+    assert exact_hit_lenient("Tumor-associated macrophages (TAMs) promote", tams)
     assert not exact_hit_lenient("uc.4540 is", [["uc.454"]])  # still whole words
     assert not exact_hit_lenient("NSAIDs help", [["NSAID"]]) and not exact_hit_lenient("anything", [[""]])

@@ -38,6 +38,7 @@ from graphs.text.claim_words import (
     PART_SPLIT,
     REPORT_FRAME,
     SOURCE_PREFIX,
+    is_adverb,
     looks_plural,
 )
 
@@ -210,6 +211,9 @@ def _clauses(text: str, start: int, end: int) -> list[tuple[int, int]]:
         has_verb = _verb_info(piece, guess=True)[0]
         # the right side must show a lexicon verb: "-s after a noun" is too weak a reason to cut
         own_clause = bool(clauses) and _verb_info(piece, guess=False) == (True, True)
+        if clauses and current_has_verb and not own_clause and predicate_only(piece):
+            clauses.append([piece_start, piece_end])  # "… is spread by ticks and cannot be cured …"
+            continue
         # A semicolon separates statements even after an instruction the lexicon has no verb for ("start
         # allopurinol during the flare; NSAIDs do not help" is two claims).
         if clauses and semicolon and own_clause:
@@ -221,6 +225,31 @@ def _clauses(text: str, start: int, end: int) -> list[tuple[int, int]]:
         clauses.append([piece_start, piece_end])
         current_has_verb = has_verb
     return [(s, e) for s, e in clauses]
+
+
+def predicate_only(text: str) -> bool:
+    """A conjunct with no subject of its own that opens on a finite verb ("cannot be cured with
+    antibiotics", "reduces weight", "also lowers blood pressure"): a second claim about the clause's subject.
+
+    Why: "Lyme disease is spread by ticks and cannot be cured with antibiotics." was one claim, checked as
+    "Is lyme disease spread by ticks and cannot be cured with antibiotics?", and the knowledge graph's
+    tick edge called the whole of it *supported* — its false half included. Not a past form ("… and treated
+    with B" is "is treated", not a claim of its own) and not a conjunct with a subject ("clopidogrel are
+    given")."""
+    raw = ("it " + text.strip()).split()
+    keys = [key(t) for t in raw]
+    verb = main_verb(keys, raw, guess=False)
+    return (
+        verb is not None
+        and verb.form != "past"
+        and all(is_adverb(k) or k in {"not", "never"} for k in keys[1 : verb.index])
+    )
+
+
+def bare_predicate(text: str) -> bool:
+    """A clause without its own subject that is a predicate (:func:`predicate_only`): checked as a claim about
+    the subject of the claim before it."""
+    return _verb_info(text, guess=False) != (True, True) and predicate_only(text)
 
 
 REPORTING_VERB = re.compile(
@@ -379,7 +408,10 @@ def split_reply(reply: str, max_claims: int = 8) -> ReplyClaims:
                 clause_start, clause_end = _content(reply, clause_start, clause_end)
                 if reported and clause_start > sent_start:
                     clause_start = _after_complementizer(reply, clause_start, clause_end)
-                reason = _skip_reason(reply[clause_start:clause_end])
+                clause = reply[clause_start:clause_end]
+                reason = _skip_reason(
+                    f"it {clause}" if bare_predicate(clause) else clause
+                )  # "reduces weight"
                 if reason is None:
                     spans.append((clause_start, clause_end, referent, advice and clause_start == sent_start))
                 elif reply[clause_start:clause_end].strip():
@@ -388,11 +420,15 @@ def split_reply(reply: str, max_claims: int = 8) -> ReplyClaims:
     claims: list[Claim] = []
     singular: str | None = None  # the last subject "it" may stand for, and the last one "they" may
     plural: str | None = None
+    previous: str | None = None  # the subject of the claim before: a bare predicate's own
     for start, end, referent, advice in spans[: max(0, max_claims)]:
         text = reply[start:end]
-        result = rewrite(
-            claim_source(text, advice), pronoun_subject=referent or singular, they_subject=referent or plural
-        )
+        source = claim_source(text, advice)
+        pronoun, they = referent or singular, referent or plural
+        if previous and bare_predicate(text):
+            source, pronoun, they = f"it {source}", previous, previous  # "cannot be cured with antibiotics"
+        result = rewrite(source, pronoun_subject=pronoun, they_subject=they)
+        previous = result.subject or previous
         if result.subject:
             if looks_plural(result.subject):
                 plural = result.subject

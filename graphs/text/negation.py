@@ -32,6 +32,13 @@ DEFAULT_WINDOW = 5
 _TOKEN = re.compile(r"""(?P<scope_break>[.!?]+["')\]]*(?=\s|$)|[;\n]|\s[-–—•]\s)|\w+(?:['’]\w+)?""")
 """Word tokens, and scope breaks: sentence ends, ';', newlines and ' - ' list separators (MedQuAD lists
 phenotypes as "A - B - C" on one line, where a negation must not run on to the next item)."""
+_STATEMENT_TOKEN = re.compile(
+    r"""(?P<scope_break>[.!?]+["')\]]*(?=\s|$)|[;\n]|\s[-–—•]\s|,\s+and\b)|\w+(?:['’]\w+)?"""
+)
+"""For a statement, also ", and": a new clause. "Rebleeding from a cavernous angioma is common, it is not
+predictable, and individuals frequently have multiple CCMs" states the last clause, and the reply check read
+it as denied (the claim "individuals frequently have multiple CCMs" was called contradicted by its own
+page)."""
 _BREAK = "\n"
 
 Phrase = tuple[str, ...]
@@ -108,10 +115,12 @@ def _occurrences(words: Sequence[str], index: dict[str, list[Phrase]]) -> list[t
 class _Scopes:
     """Triggers and scope barriers of one text, found once and shared by all its mentions."""
 
-    def __init__(self, text: str, pseudo: dict[str, list[Phrase]] = _PSEUDO) -> None:
+    def __init__(
+        self, text: str, pseudo: dict[str, list[Phrase]] = _PSEUDO, tokens: re.Pattern[str] = _TOKEN
+    ) -> None:
         self.starts: list[int] = []
         words: list[str] = []
-        for match in _TOKEN.finditer(text):
+        for match in tokens.finditer(text):
             self.starts.append(match.start())
             words.append(_BREAK if match.lastgroup else match.group().lower().replace("’", "'"))
         masked = {i for start, end in _occurrences(words, pseudo) for i in range(start, end)}
@@ -148,5 +157,5 @@ def negated_spans(
     ``statement`` reads the polarity of what the text states (:data:`STATEMENT_PSEUDO_TRIGGERS`)."""
     if not spans:
         return []
-    scopes = _Scopes(text, _STATEMENT_PSEUDO if statement else _PSEUDO)
+    scopes = _Scopes(text, _STATEMENT_PSEUDO, _STATEMENT_TOKEN) if statement else _Scopes(text)
     return [scopes.negated(start, end, window) for start, end in spans]
