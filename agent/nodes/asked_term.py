@@ -47,6 +47,17 @@ CASE_FREE_FROM = 4
 """Shorter acronyms match only in capitals: "MS" must not match "ms", "TAM" not "Tam"."""
 
 
+def acronym_terms(question: str) -> list[str]:
+    """The question's acronym-like tokens (:data:`CAPITALS`), not a kind of molecule, an agency or a place
+    (:data:`NOT_A_SUBJECT`), once each, in question order."""
+    out: list[str] = []
+    for m in ACRONYM.finditer(question):
+        token = m.group(1)
+        if CAPITALS.search(token) and not NOT_A_SUBJECT.match(token) and token not in out:
+            out.append(token)
+    return out
+
+
 def unlinked_terms(question: str, entities: Iterable[EntityRec]) -> list[str]:
     """The question's acronym-like tokens that no confident KG link of the turn was made from."""
     linked = " ".join(
@@ -54,15 +65,7 @@ def unlinked_terms(question: str, entities: Iterable[EntityRec]) -> list[str]:
         for e in entities
         if not is_tentative(e) and not e.get("negated")
     )
-    out: list[str] = []
-    for m in ACRONYM.finditer(question):
-        token = m.group(1)
-        if not CAPITALS.search(token) or NOT_A_SUBJECT.match(token) or token in out:
-            continue
-        if term_pattern(token).search(linked):
-            continue
-        out.append(token)
-    return out
+    return [token for token in acronym_terms(question) if not term_pattern(token).search(linked)]
 
 
 CODE_LIKE = re.compile(r"^(?=.*[A-Za-z])(?=.*\d)[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*$")
@@ -80,16 +83,7 @@ def written_terms(question: str, entities: Iterable[EntityRec]) -> list[str]:
     the focus rules feed the "answered" model, they do not veto it. A linked word term ("MS" for multiple
     sclerosis, "HCC") stays the focus rules' business — its evidence may write it out in full."""
     unlinked = unlinked_terms(question, entities)
-    out: list[str] = []
-    for m in ACRONYM.finditer(question):
-        token = m.group(1)
-        if token in out:
-            continue
-        if token in unlinked or (
-            CODE_LIKE.match(token) and CAPITALS.search(token) and not NOT_A_SUBJECT.match(token)
-        ):
-            out.append(token)
-    return out
+    return [token for token in acronym_terms(question) if token in unlinked or CODE_LIKE.match(token)]
 
 
 def term_pattern(token: str) -> re.Pattern[str]:

@@ -104,11 +104,17 @@ def advantage_score(recall_outcomes: Sequence[str], precision_outcomes: Sequence
     return Advantage(r, p, score)
 
 
+def gold_names(exact: Any) -> list[str]:
+    """Every synonym of every gold item of a BioASQ exact answer (a name, a list of them, or a list of
+    synonym lists)."""
+    items = exact if isinstance(exact, list) else [exact]
+    return [s for item in items for s in (item if isinstance(item, list) else [item]) if isinstance(s, str)]
+
+
 def exact_hit(text: str, exact: Any) -> bool:
     """BioASQ exact answer: whether any synonym of any gold item appears in ``text`` (on word boundaries,
     case-insensitive)."""
-    items = exact if isinstance(exact, list) else [exact]
-    names = [s for item in items for s in (item if isinstance(item, list) else [item]) if isinstance(s, str)]
+    names = gold_names(exact)
     low = text.lower()
     return any(
         re.search(r"(?<!\w)" + re.escape(n.lower().strip()) + r"(?!\w)", low) for n in names if n.strip()
@@ -123,7 +129,6 @@ def exact_hit_lenient(text: str, exact: Any) -> bool:
     """:func:`exact_hit` with punctuation, hyphens and spacing ignored ("95%" for "95 %", "tumor-associated
     macrophages" for "Tumor Associated Macrophages"), as SQuAD's answer normalisation does. A second column
     only: the targets are stated on the strict match."""
-    items = exact if isinstance(exact, list) else [exact]
-    names = [s for item in items for s in (item if isinstance(item, list) else [item]) if isinstance(s, str)]
+    names = gold_names(exact)
     low = f" {_loose(text)} "
     return any(f" {_loose(n)} " in low for n in names if _loose(n))

@@ -58,11 +58,12 @@ def schwartz_hearst_start(short: str, long: str) -> int | None:
     or digit of ``short`` must occur in ``long`` in order, the first one at the start of a word (Schwartz &
     Hearst 2003, ``findBestLongForm``)."""
     s, low, i = short.lower(), long.lower(), len(long) - 1
+    first = first_alnum(s)
     for j in range(len(s) - 1, -1, -1):
         c = s[j]
         if not c.isalnum():
             continue
-        while i >= 0 and (low[i] != c or (j == first_alnum(s) and i > 0 and low[i - 1].isalnum())):
+        while i >= 0 and (low[i] != c or (j == first and i > 0 and low[i - 1].isalnum())):
             i -= 1
         if i < 0:
             return None
