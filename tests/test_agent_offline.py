@@ -216,6 +216,7 @@ def test_an_exam_question_is_detected_and_an_option_named_only_when_the_gate_pas
     option = result.answer["option"]
     if option is None:  # the offline gate (agent/nodes/mcq.py) did not pass: said plainly, no pick shown
         assert "**The evidence does not decide between the options**" in result.answer["text"]
+        assert result.answer["status"] == "undecided" and result.turns[0]["answer"]["status"] == "undecided"
     else:
         assert f"**Option {option}**" in result.answer["text"]
     assert result.answer["mcq"]["chosen"] == option

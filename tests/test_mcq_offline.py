@@ -24,6 +24,8 @@ def test_an_exam_question_gets_per_option_evidence_and_no_unsupported_pick(consu
     if math.isinf(mcq.MARGIN):  # the calibration found no gate that beats chance: never name an option
         assert answer["option"] is None
         assert "**The evidence does not decide between the options**" in answer["text"]
+        # the question asked was which option: "answered" beside no named option misread as settled
+        assert answer["status"] == "undecided"
     assert "best supported" not in answer["text"]
     for letter, text in (("A", "Allopurinol"), ("B", "Ibuprofen"), ("C", "Prednisone"), ("D", "Colchicine")):
         assert f"- {letter}) {text} — " in answer["text"]
@@ -47,6 +49,15 @@ def test_options_without_a_stem_get_a_clear_message(consultant: Consultant) -> N
     assert answer["task"] == "mcq" and answer["option"] is None
     assert "**No question to answer:** the options have no question (stem) before them" in answer["text"]
     assert answer["mcq"]["reason"] == "the options have no question (stem) before them"
+
+
+def test_an_undecided_exam_question_has_its_own_status_and_an_open_question_keeps_its_own() -> None:
+    assert mcq.mcq_status("answered", MCQ, None) == "undecided"
+    assert mcq.mcq_status("insufficient", MCQ, None) == "undecided"
+    assert mcq.mcq_status("answered", MCQ, "A") == "answered"  # a named option (LLM mode or a passed gate)
+    # asked as an exam question but with no options, or options with no stem: answered as it stands
+    assert mcq.mcq_status("answered", "Which drug lowers uric acid in gout?", None) == "answered"
+    assert mcq.mcq_status("insufficient", "A) Allopurinol B) Ibuprofen", None) == "insufficient"
 
 
 def test_the_gate_names_the_leader_only_past_the_margin(slice_kb: KnowledgeBase) -> None:

@@ -32,7 +32,7 @@ from agent.nodes.coverage import NOT_ENGLISH
 from agent.nodes.direct_answer import compose_direct_answer
 from agent.nodes.focus import answering_passages, question_focus
 from agent.nodes.hypothesis import condition
-from agent.nodes.mcq import McqJudgement, judge_options, mcq_lines
+from agent.nodes.mcq import McqJudgement, judge_options, mcq_lines, mcq_status
 from agent.nodes.other_condition import closest_first, qualified_subject_passages
 from agent.nodes.retrieval import as_asked
 from agent.redact import redact
@@ -350,6 +350,8 @@ def make_answer(deps: ConsultDeps):  # type: ignore[no-untyped-def]
             status = "insufficient"
         if state.get("task") == "check_reply":
             status = _lead_with_verdicts(payload, state.get("reply_check", {}), status)
+        elif state.get("task") == "mcq":
+            status = mcq_status(status, state["question"], payload.get("option"))
         payload.update(
             {
                 "status": status,

@@ -210,6 +210,21 @@ def judge_options(deps: ConsultDeps, question: str) -> McqJudgement:
     return McqJudgement(parsed.stem, scores, chosen, round(lead, 6), why)
 
 
+UNDECIDED = "undecided"
+"""Status of an exam question whose options the answer does not choose between: "answered" beside "the
+evidence does not decide" read as if an option had been settled."""
+
+
+def mcq_status(status: str, question: str, option: str | None) -> str:
+    """An exam question with options but no named option is ``undecided``, whatever the stem's sufficiency
+    said: the question asked was which option, and the answer does not say. Without two options (answered
+    as an open question) or with a named option the status stands."""
+    if option is not None or status not in ("answered", "insufficient"):
+        return status
+    parsed = parse_mcq(question)
+    return UNDECIDED if len(parsed.options) >= 2 and parsed.has_stem else status
+
+
 def mcq_lines(judgement: McqJudgement | None, evidence_ids: set[str]) -> list[str]:
     """The MCQ block of the offline answer: a named option only when the gate passed, else a plain "the
     evidence does not decide", then one short line of evidence per option."""

@@ -119,7 +119,7 @@
   }
 
   function statusBadge(status) {
-    const known = ["answered", "insufficient", "unverified", "supported", "contradicted"];
+    const known = ["answered", "insufficient", "unverified", "undecided", "supported", "contradicted"];
     const kind = known.includes(status) ? status : "other";
     return el("span", { class: "badge " + kind, text: status || "—" });
   }
