@@ -146,6 +146,23 @@ def test_and_splits_only_between_clauses_with_their_own_subject_and_verb() -> No
     assert len(adjectives.claims) == 1
 
 
+def test_a_counted_noun_is_no_verb_so_a_long_subject_is_not_cut_at_its_and() -> None:
+    """ "younger than 60 years" once read "years" as a verb ("-s after a noun"), so the subject "… who have no
+    signs or symptoms" looked like a clause and "an acceptable platelet count is usually watchful waiting"
+    became a claim of its own — which its page's own sentence then "contradicted" (NegEx's "no" reaches the
+    platelet count). One claim, as written."""
+    (claim,) = split_reply(
+        "Colleague says: Treatment of essential thrombocythemia in patients younger than 60 years who have "
+        "no signs or symptoms and an acceptable platelet count is usually watchful waiting."
+    ).claims
+    assert claim.question.startswith("Is treatment of essential thrombocythemia in patients younger than 60")
+    assert claim.question.endswith("an acceptable platelet count usually watchful waiting?")
+    # a number before an "-s" word outside the lexicon blocks only the guess; lexicon verbs still count
+    assert [c.question for c in split_reply("Aspirin for 3 months reduces stroke.").claims] == [
+        "Does aspirin for 3 months reduce stroke?"
+    ]
+
+
 def test_a_pronoun_subject_takes_the_previous_claims_subject_in_the_question() -> None:
     reply = (
         "My colleague said that metformin reduces mortality in type 2 diabetes, "

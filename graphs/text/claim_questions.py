@@ -203,6 +203,7 @@ def _guess_3sg(keys: list[str], raw: list[str], i: int) -> Verb | None:
         or raw[i][:1].isupper()
         or word in ADVERBS
         or prev in NOT_BEFORE_VERB
+        or prev.replace(".", "").replace(",", "").isdigit()  # "than 60 years", "for 3 months": a counted noun
         or looks_adjectival(prev, raw[i - 1])
         or (prev.endswith("s") and not prev.endswith(NOT_VERB_S))
         or i + 1 >= len(keys)
