@@ -198,7 +198,7 @@ def test_a_follow_up_question_keeps_earlier_turns_and_reuses_their_entities(cons
     assert "symptoms" in labels
     assert second.trace[0]["step"] == "start_turn"  # the trace is this turn's only
     assert consultant.history(first.consult_id) == second.turns
-    assert search_question(state) == "What are its symptoms? (gout)"  # what the key sentences are picked for
+    assert search_question(state) == "What are the symptoms of gout?"  # what the key sentences are picked for
     third = consultant.ask("and how is it treated?", consult_id=first.consult_id)  # links no entity itself
     assert third.answer["status"] == "answered"
     assert not any("no entities" in w for w in third.answer.get("warnings", []))  # the subject is carried

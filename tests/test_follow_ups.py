@@ -59,7 +59,11 @@ def test_a_follow_up_that_refers_back_continues_with_the_consults_focus(
     assert (
         "FOCUS:drug_reactions" not in state["turn_entity_ids"]
     )  # "side effects" is the aspect, not the subject
-    assert search_question(state).startswith(f"{follow_up} (gout")  # the vector search looks for gout
+    asked = search_question(state)  # the vector search looks for gout: named in place of "it", or in brackets
+    if follow_up == "Is it inherited?":
+        assert asked == "Is gout inherited?"
+    else:
+        assert asked.startswith(f"{follow_up} (gout")
     top = consultant.kb.store.get_evidence(second.answer["evidence_ids"][:3])
     assert any("gout" in ev.text.lower() for ev in top.values())
 
