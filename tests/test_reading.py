@@ -349,6 +349,10 @@ def test_a_run_in_heading_before_with_is_cut_and_in_others_refers_back() -> None
     assert UNRESOLVED_PERSON.match("He or she can find out whats causing these problems.")
     assert ANAPHOR.match("Others require oral medications or insulin.")
     assert ANAPHOR.match("In most people, this raises blood sugar.")
+    assert ANAPHOR.match("That is why early diagnosis is important.")  # led "How is glaucoma diagnosed?"
+    assert ANAPHOR.match("Thats why a comprehensive dilated eye exam is very important.")
+    assert ANAPHOR.match("Likewise, having these symptoms doesn't always mean that you have asthma.")
+    assert not ANAPHOR.match("That drug is given at night.")
     assert not ANAPHOR.match("In most people, the infection clears up on its own.")
     assert not ANAPHOR.match("In older adults, the disease is milder.")
 

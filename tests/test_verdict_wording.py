@@ -99,6 +99,7 @@ def test_a_calibrated_insufficient_verdict_does_not_name_the_rules_cosine_cut_as
         ("To learn more about clinical trials, visit the website of the National Library.", False),
         ("See also the fact sheet on uric acid.", False),
         ("(Watch the video to learn how one woman manages her type 2 diabetes.", False),
+        ("(Watch the animated video to learn more about the causes of glaucoma.", False),
         ("See a chart that compares signs of Alzheimers disease with signs of normal aging.", False),
         ("Questions & Answers: Antiviral Drugs, 2009-2010 Flu Season", False),
         ("See Diagnosis of TB (Fact sheet) for more information about TB diagnosis.", False),

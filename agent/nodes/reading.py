@@ -45,7 +45,8 @@ RANK_PENALTY = 0.25
 """Logits subtracted per passage rank (0 for the first passage); chosen on bioasq-dev."""
 ANAPHOR = re.compile(
     r"^(?:(?:This|These|Such)\s+[a-z]+\b|(?:It|They|Others)\s|(?:He|She) or (?:she|he)\s|"
-    r"(?:In|For)\s+others\b|(?:However|Thus|Therefore|Hence|For example|For instance),\s|"
+    r"(?:In|For)\s+others\b|(?:However|Thus|Therefore|Hence|For example|For instance|Likewise|Similarly),\s|"
+    r"That(?:'s|’s|s|\s+is)\s+(?:why|because)\b|"
     r"(?:In|For|At|By|With|Without)\s[^,.]{1,40},\s+(?:this|these|it|they)\s)"
 )
 """A sentence that opens on a reference back ("This treatment is simple, inexpensive, and safe.", "It can
@@ -53,8 +54,10 @@ last for years."), on a contrast with the sentence before ("However, you can sti
 hepatitis.") or on a conclusion from it ("Thus, they may not be diagnosed unless …"), on "Others" ("Others
 require oral medications or insulin", said of people with type 2 diabetes), on an example of the sentence
 before ("For example, if you have a bleeding ulcer, …"), on "he or she" (a doctor, named before), or on
-"this" after a short opening phrase ("In most people, this raises blood sugar."): shown alone, it does not
-say what it is about."""
+"this" after a short opening phrase ("In most people, this raises blood sugar."), or on "That is why" /
+"Likewise," ("That is why early diagnosis is important." led the answer to "How is glaucoma diagnosed?";
+"Likewise, having these symptoms doesn't always mean that you have asthma." that to asthma's symptoms):
+shown alone, it does not say what it is about."""
 REFERS_BACK = re.compile(
     r"\b(?:these|those)\s+(?:[a-z-]+\s+){0,2}?[a-z]+s\b(?![^:]*:)",
 )

@@ -15,7 +15,8 @@ from tools.ranking import word_set
 
 NAVIGATION = re.compile(
     r"^\W*(for more (information|details|about)|to learn more|learn more|see (also|the section)|visit |"
-    r"click |these resources|this section|the following (resources|organizations)|watch (a|the) video|"
+    r"click |these resources|this section|the following (resources|organizations)|"
+    r"watch (a|the|this)( [a-z]+)? video|"
     r"see (a|the) (chart|table|figure|video|picture|diagram)|"
     r"see .{0,80}?\bfor (more|further) (information|details)|"
     r"for information (about|on) .{0,100}?\bsee (our|the)\b.{0,60}?\b(page|section|summary|fact sheet)\b|"
@@ -24,7 +25,9 @@ NAVIGATION = re.compile(
 )
 """A fact sheet's pointers to elsewhere ("For more information, see the section titled …"): a newcomer was
 shown one as a key sentence; it states nothing about the patient's question. Nor does "(Watch the video to
-learn how one woman manages her type 2 diabetes." (shown for "How is type 2 diabetes treated?") or "See
+learn how one woman manages her type 2 diabetes." (shown for "How is type 2 diabetes treated?"), "(Watch the
+animated video to learn more about the causes of glaucoma." (the first key sentence of "What causes
+glaucoma?"), or "See
 Diagnosis of TB (Fact sheet) for more information about TB diagnosis.", nor "For information about side
 effects that begin during treatment for cancer, see our Side Effects page." (PDQ summaries), nor "For ductal
 carcinoma in situ (DCIS) treatment options, see Ductal Carcinoma in Situ." ("For severe pain, see a doctor"
