@@ -5,6 +5,7 @@ Real components throughout: the slice KB, the shipped int8 claim checker and rea
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -401,3 +402,22 @@ def test_the_note_that_the_checker_decides_nothing_appears_only_under_an_undecid
     one_open = "\n".join(reply_check_lines({"claims": [decided, undecided], "thresholds": thresholds}))
     assert "decides no claim" not in all_decided and "without a checker probability" in all_decided
     assert "decides no claim" in one_open
+
+
+def test_the_restatement_note_shows_the_counts_of_the_committed_claim_reports() -> None:
+    """The note beside a restated verdict quotes its precision; it said "127 of 129" after the calibration
+    report had moved to 127 of 128 (found in the session-21 newcomer trial). Shown = measured."""
+    reports = Path(__file__).resolve().parent.parent / "evals" / "reports"
+    counts = []
+    for name in ("claim_check_calibration.md", "claim_check_benchmark.md"):
+        text = (reports / name).read_text(encoding="utf-8")
+        found = re.search(
+            r"Of the calls, (\d+) were decided by a passage sentence restating the claim \S+; "
+            r"(\d+) of them right",
+            text,
+        )
+        assert found is not None, name
+        counts.append((found.group(2), found.group(1)))
+    (cal_right, cal_calls), (held_right, held_calls) = counts
+    assert f"right on {cal_right} of {cal_calls} labelled calibration claims" in claim_check.RESTATED_NOTE
+    assert f"{held_right} of {held_calls} held out" in claim_check.RESTATED_NOTE

@@ -388,7 +388,7 @@ RESTATED_NOTE = (
     "form): supported when it says them plainly, contradicted when a negation (\u201cnot\u201d, "
     "\u201cno\u201d, \u201ccannot\u201d) covers them or when it says one of them the other way round "
     "(\u201crecessive\u201d for \u201cdominant\u201d, \u201crarely\u201d for \u201cusually\u201d, a "
-    "comparison reversed) (right on 127 of 129 labelled calibration claims, 13 of 13 held out). Read the "
+    "comparison reversed) (right on 127 of 128 labelled calibration claims, 13 of 13 held out). Read the "
     "quote: the rule reads words, not meaning._"
 )
 NEVER_CALLED_NOTE = (
