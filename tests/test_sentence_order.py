@@ -76,3 +76,35 @@ def test_after_the_lead_only_sentences_on_the_asked_aspect_fill_the_budget() -> 
         therapy,
         lead,
     ]  # lead stays
+
+
+def test_what_causes_the_subject_leads_over_what_the_subject_causes() -> None:
+    """ "What causes glaucoma?" led with "… glaucoma, a leading cause of blindness"."""
+    import re
+
+    from agent.nodes.sentence_order import asked_direction_first, subject_as_cause
+
+    glaucoma = re.compile(r"\bglaucoma\b", re.IGNORECASE)
+    inverse = said(
+        "Nearly 2.7 million people have glaucoma, a leading cause of blindness in the United States."
+    )
+    also = said("Glaucoma is a group of diseases. It is a leading cause of blindness in the United States.")
+    cause = said("Another risk factor for optic nerve damage in glaucoma relates to blood pressure.")
+    asked = "What causes glaucoma?"
+    assert asked_direction_first([inverse, also, cause], ["causes"], asked, glaucoma) == [
+        cause,
+        inverse,
+        also,
+    ]
+    assert asked_direction_first([inverse, cause], ["treatment"], asked, glaucoma) == [inverse, cause]
+    assert asked_direction_first([inverse, cause], ["causes"], "What can glaucoma lead to?", glaucoma) == [
+        inverse,
+        cause,
+    ]  # what the subject causes is what is asked
+    assert asked_direction_first([inverse, also], ["causes"], asked, glaucoma) == [inverse, also]  # no other
+    gout = re.compile(r"\bgout\b", re.IGNORECASE)
+    assert not subject_as_cause("Renal insufficiency is a common cause of gout in older people.", gout)
+    assert not subject_as_cause("Gout is caused by uric acid, a cause of crystals in joints.", gout)
+    assert subject_as_cause(
+        "Osteoporosis can be the cause of bone fractures.", re.compile("osteoporosis", re.I)
+    )

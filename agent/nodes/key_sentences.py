@@ -41,7 +41,7 @@ from agent.nodes.reading import (
     refers_back,
     with_lists,
 )
-from agent.nodes.sentence_order import general_first, on_asked_aspect
+from agent.nodes.sentence_order import asked_direction_first, general_first, on_asked_aspect
 from agent.nodes.sentence_text import states_something
 from agent.state import EvidenceRec
 from graphs.kb import KnowledgeBase
@@ -219,7 +219,7 @@ def pick_key_read(
         ]
     if lead is not None and picked and lead(picked[0].text):
         return picked  # the sentence naming the asked detail leads, whatever it opens on
-    return general_first(picked)
+    return general_first(asked_direction_first(picked, focus.asked, question, focus.pattern))
 
 
 def defining_sentence(read: list[ReadSentence], question: str) -> ReadSentence | None:

@@ -90,3 +90,43 @@ UNLABELLED = frozenset({"general", ""})
 """Passage labels that say nothing of the aspect (PubMed snippets and abstracts are "general"): their
 sentences are not judged by aspect — a BioASQ answer rarely says "treatment" or "symptom" in those words,
 and judging them cost a held-out answer on the full pool."""
+
+
+CAUSE_OF = re.compile(r"\bcauses?\s+of\s+(?P<what>[^.;,]{0,60})", re.IGNORECASE)
+CAUSED_BY = re.compile(r"\bcaused\s+by\b", re.IGNORECASE)
+ASKS_WHAT_IT_CAUSES = re.compile(
+    r"\bwhat\s+(?:does|do|can|could|might|will)\s+.+\s+(?:cause|lead\s+to)\b|\bcomplications?\b|\blead\s+to\b",
+    re.IGNORECASE,
+)
+
+
+def subject_as_cause(text: str, subject: re.Pattern[str]) -> bool:
+    """Whether ``text`` names the subject as the cause of something else ("… glaucoma, a leading cause of
+    blindness", "osteoporosis can be the cause of bone fractures"), not what causes it."""
+    found = CAUSE_OF.search(text)
+    if found is None or CAUSED_BY.search(text):
+        return False
+    return bool(subject.search(text[: found.start()])) and not subject.search(found.group("what"))
+
+
+def asked_direction_first(
+    picked: list[T], asked: list[str], question: str, subject: re.Pattern[str] | None
+) -> list[T]:
+    """For "what causes X?", the first picked sentence that says what causes X leads, when the first one
+    says what X causes instead; the selection is unchanged.
+
+    Why: "What causes glaucoma?" led with "Nearly 2.7 million people have glaucoma, a leading cause of
+    blindness in the United States." — the reader reads "cause" and the subject, not which way round. Not
+    when the question asks what the subject causes or leads to ("What can gout lead to?")."""
+    if (
+        subject is None
+        or "causes" not in asked
+        or ASKS_WHAT_IT_CAUSES.search(question)
+        or not picked
+        or not subject_as_cause(picked[0].text, subject)
+    ):
+        return picked
+    for i, sentence in enumerate(picked):
+        if not subject_as_cause(sentence.text, subject):
+            return [sentence, *picked[:i], *picked[i + 1 :]]
+    return picked
