@@ -47,6 +47,16 @@ _ELLIPTICAL = re.compile(
     r"pregnancy|women|men|the\s+elderly|older\s+adults))\b",
     re.IGNORECASE,
 )
+_SUBJECT_PRONOUN = re.compile(r"\b(?:it|they|them)\b", re.IGNORECASE)
+"""Pronouns a named subject can stand in for word for word ("How is it treated?")."""
+_ANY_PRONOUN = re.compile(r"\b(?:it|its|they|them|their)\b", re.IGNORECASE)
+_WHAT_ARE_ITS = re.compile(
+    r"^(?P<head>(?:and\s+)?(?:what|which)\s+(?:is|are|was|were)\s+)(?:its|their)\s+(?P<noun>[a-z][a-z-]*"
+    r"(?:\s+[a-z][a-z-]*){0,2})\s*\?\s*$",
+    re.IGNORECASE,
+)
+"""A possessive follow-up that ends on its noun ("What are its symptoms?", "what is their prognosis?"): asked
+as "What are the symptoms of X?", the MedQuAD shape."""
 MAX_KEY_ENTITIES = 2
 
 
@@ -58,6 +68,18 @@ def refers_back(question: str) -> bool:
 MAX_BARE_REFERENCE_WORDS = 12
 """A question this short that refers back has nothing else to go on ("Is it contagious?"); a longer one —
 a patient case saying "How should this be treated?" or "the patient" — carries its own content."""
+
+
+def named_in_place(question: str, name: str) -> str | None:
+    """``question`` with its one pronoun replaced by ``name`` ("How is it treated?" → "How is COPD
+    treated?", "What are its symptoms?" → "What are the symptoms of COPD?"), or ``None`` when it has no
+    pronoun, two (which is which?), or a possessive inside it ("How are its symptoms treated?")."""
+    if len(_ANY_PRONOUN.findall(question)) != 1:
+        return None
+    if _SUBJECT_PRONOUN.search(question):
+        return _SUBJECT_PRONOUN.sub(lambda _: name, question)
+    possessive = _WHAT_ARE_ITS.match(question)
+    return f"{possessive['head']}the {possessive['noun']} of {name}?" if possessive else None
 
 
 def is_bare_reference(question: str) -> bool:

@@ -219,7 +219,7 @@ def mcq_status(status: str, question: str, option: str | None) -> str:
     """An exam question with options but no named option is ``undecided``, whatever the stem's sufficiency
     said: the question asked was which option, and the answer does not say. Without two options (answered
     as an open question) or with a named option the status stands."""
-    if option is not None or status not in ("answered", "insufficient"):
+    if option is not None:
         return status
     parsed = parse_mcq(question)
     return UNDECIDED if len(parsed.options) >= 2 and parsed.has_stem else status

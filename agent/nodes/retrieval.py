@@ -26,6 +26,7 @@ from agent.nodes.follow_up import (
     is_bare_reference,
     is_follow_up,
     key_entities,
+    named_in_place,
     own_focus,
 )
 from agent.state import ChainRec, ConsultState, EntityRec, TopicRec
@@ -160,28 +161,15 @@ def as_asked(name: str, question: str) -> str:
     return found.group() if found else name
 
 
-SUBJECT_PRONOUN = re.compile(r"\b(?:it|they|them)\b", re.IGNORECASE)
-"""Pronouns a named subject can stand in for word for word ("How is it treated?"); a possessive ("its
-symptoms") would need "the symptoms of X" and keeps the names in brackets."""
-ANY_PRONOUN = re.compile(r"\b(?:it|its|they|them|their)\b", re.IGNORECASE)
-WHAT_ARE_ITS = re.compile(
-    r"^(?P<head>(?:and\s+)?(?:what|which)\s+(?:is|are|was|were)\s+)(?:its|their)\s+(?P<noun>[a-z][a-z-]*"
-    r"(?:\s+[a-z][a-z-]*){0,2})\s*\?\s*$",
-    re.IGNORECASE,
-)
-"""A possessive follow-up that ends on its noun ("What are its symptoms?", "what is their prognosis?"): asked
-as "What are the symptoms of X?", the MedQuAD shape; "How are its symptoms treated?" keeps the brackets."""
-
-
 def search_question(state: ConsultState) -> str:
     """The question as retrieval should read it: a follow-up that names no entity gets the names it continues
     with, so the vector search and the relevance check look for "its symptoms" of the right disease.
 
-    With one subject and one pronoun, "it"/"they"/"them" becomes the subject as the consult wrote it
-    ("How is it treated?" → "How is COPD treated?"): the reader was trained on questions that name their
-    subject, and on "How is it treated? (chronic obstructive pulmonary disease)" it scored "Bronchodilators
-    and inhaled steroids are two medications used to treat COPD" below the answered threshold. Otherwise
-    (several subjects, two pronouns, a possessive inside the question) the names follow in brackets."""
+    With one subject, a lone pronoun becomes that subject as the consult wrote it ("How is it treated?" →
+    "How is COPD treated?"; ``follow_up.named_in_place``): the reader was trained on questions that name
+    their subject, and on "How is it treated? (chronic obstructive pulmonary disease)" it scored
+    "Bronchodilators and inhaled steroids are two medications used to treat COPD" below the answered
+    threshold. Otherwise the names follow in brackets."""
     turn = state.get("turn", 1)
     ids = set(state.get("turn_entity_ids", []))
     carried_recs = [
@@ -191,20 +179,16 @@ def search_question(state: ConsultState) -> str:
     ]
     carried = distinct_names(carried_recs)
     question = state["question"]
-    if len(carried) == 1 and len(ANY_PRONOUN.findall(question)) == 1:
-        name = written_name(carried_recs) or carried[0]
-        if SUBJECT_PRONOUN.search(question):
-            return SUBJECT_PRONOUN.sub(lambda _: name, question)
-        if possessive := WHAT_ARE_ITS.match(question):
-            return f"{possessive['head']}the {possessive['noun']} of {name}?"
+    if len(carried) == 1 and (named := named_in_place(question, written_name(carried_recs) or carried[0])):
+        return named
     return f"{question} ({', '.join(carried)})" if carried else question
 
 
 def written_name(entities: list[EntityRec]) -> str | None:
     """How an earlier turn wrote the subject ("shingles", "kidney stones", "COPD"), which the consumer pages
     say too, rather than the KG's name ("herpes zoster", "nephrolithiasis")."""
-    earliest = sorted((e for e in entities if e.get("surface")), key=lambda e: e.get("turn", 0))
-    return str(earliest[0]["surface"]) if earliest else None
+    earliest = min((e for e in entities if e.get("surface")), key=lambda e: e.get("turn", 0), default=None)
+    return str(earliest["surface"]) if earliest else None
 
 
 def make_ner_link(deps: ConsultDeps):  # type: ignore[no-untyped-def]

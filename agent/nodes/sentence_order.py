@@ -18,6 +18,7 @@ only which line comes first.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Protocol, TypeVar
 
 from graphs.model.labels import mentions_label
@@ -53,17 +54,26 @@ def opens_on_exception(text: str) -> bool:
     return bool(EXCEPTION_OPENER.match(text.strip()))
 
 
+def first_unflagged(picked: list[T], flagged: Callable[[str], bool]) -> int | None:
+    """Index of the first sentence of ``picked`` whose text is not ``flagged``, when the lead is flagged;
+    ``None`` when the lead is not flagged or every sentence is."""
+    if not picked or not flagged(picked[0].text):
+        return None
+    return next((i for i, s in enumerate(picked) if not flagged(s.text)), None)
+
+
+def lead_with(picked: list[T], i: int | None) -> list[T]:
+    """``picked`` with sentence ``i`` moved to the front (unchanged for ``None``)."""
+    return picked if i is None else [picked[i], *picked[:i], *picked[i + 1 :]]
+
+
 def general_first(picked: list[T]) -> list[T]:
     """``picked`` with the first sentence that states the general case moved to the front, when the first
     one opens on an exception (see the module doc); unchanged otherwise."""
-    if not picked or not opens_on_exception(picked[0].text):
-        return picked
-    for i, sentence in enumerate(picked):
-        if not opens_on_exception(sentence.text):
-            if sentence.logit < picked[0].logit:
-                return picked  # the reader prefers the exception: it is what the question asks
-            return [sentence, *picked[:i], *picked[i + 1 :]]
-    return picked
+    i = first_unflagged(picked, opens_on_exception)
+    if i is not None and picked[i].logit < picked[0].logit:
+        return picked  # the reader prefers the exception: it is what the question asks
+    return lead_with(picked, i)
 
 
 def on_asked_aspect(read: list[T], asked: list[str]) -> list[T]:
@@ -118,15 +128,6 @@ def asked_direction_first(
     Why: "What causes glaucoma?" led with "Nearly 2.7 million people have glaucoma, a leading cause of
     blindness in the United States." — the reader reads "cause" and the subject, not which way round. Not
     when the question asks what the subject causes or leads to ("What can gout lead to?")."""
-    if (
-        subject is None
-        or "causes" not in asked
-        or ASKS_WHAT_IT_CAUSES.search(question)
-        or not picked
-        or not subject_as_cause(picked[0].text, subject)
-    ):
+    if subject is None or "causes" not in asked or ASKS_WHAT_IT_CAUSES.search(question):
         return picked
-    for i, sentence in enumerate(picked):
-        if not subject_as_cause(sentence.text, subject):
-            return [sentence, *picked[:i], *picked[i + 1 :]]
-    return picked
+    return lead_with(picked, first_unflagged(picked, lambda text: subject_as_cause(text, subject)))
