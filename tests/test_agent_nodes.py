@@ -15,6 +15,7 @@ from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime
 
 from agent.citations import ANSWER_OPTION, check_citations
+from agent.consult import Consultant
 from agent.context import ConsultContext
 from agent.deps import ConsultDeps
 from agent.llm import LLMStepFailed, Usage, structured_call, tool_call_plan
@@ -380,3 +381,51 @@ def test_closest_passages_never_show_the_same_text_twice() -> None:
     state = {"question": "What are the side effects of levodopa?", "evidence": evidence, "verdict": {}}
     text = extractive_text(state, None)  # type: ignore[arg-type]
     assert "[E:a]" in text and "[E:c]" in text and "[E:b]" not in text
+
+
+def test_an_answer_with_no_passage_about_a_subject_shows_no_empty_supporting_heading() -> None:
+    """ "Which gene is mutated in hereditary hemochromatosis?" was answered (HFE) with a "Supporting passages"
+    heading and nothing under it: no passage was about a linked subject, so the supporting list was empty."""
+    from agent.nodes.answer import extractive_text
+
+    evidence = [{"id": "E:a", "text": "Mutations in the HFE gene cause most cases.", "label": "causes"}]
+    state = {"question": "Which gene is mutated?", "evidence": evidence, "verdict": {"sufficient": True}}
+    text = extractive_text(state, None, supporting=[])  # type: ignore[arg-type]
+    assert "Supporting passages" not in text
+    shown = extractive_text(state, None, supporting=evidence)  # type: ignore[arg-type]
+    assert "### Supporting passages" in shown and "[E:a]" in shown
+
+
+def test_the_hfe_answer_shows_the_passages_its_key_sentences_quote(consultant: Consultant) -> None:
+    """The whole consult of the question above, on the slice KB: whatever passages are shown under the
+    direct answer, a "Supporting passages" heading is never left empty."""
+    text = consultant.ask("Which gene is mutated in hereditary hemochromatosis?").answer["text"]
+    assert "HFE" in text
+    if "### Supporting passages" in text:
+        after = text.split("### Supporting passages", 1)[1].lstrip()
+        assert after.startswith("**"), after[:200]  # a label group follows, with its passages
+
+
+@pytest.mark.parametrize(
+    ("name", "entity_type", "aspect"),
+    [
+        ("side effects", "Phenotype", True),
+        ("medicine", "Concept", True),
+        ("genetic disease", "Disease", True),  # a cue and a category word: nothing names a subject
+        ("hereditary hemochromatosis", "Disease", False),
+        ("hereditary angioedema", "Disease", False),
+        ("drug-induced hepatitis", "Disease", False),
+        ("Genetic Testing", "Concept", True),  # not a disease: read as the asked aspect, as before
+    ],
+)
+def test_a_disease_named_with_an_aspect_cue_is_a_subject(name: str, entity_type: str, aspect: bool) -> None:
+    from agent.nodes.focus import is_aspect_word
+
+    entity: EntityRec = {"id": "X:1", "name": name, "type": entity_type, "score": 1.0}
+    assert is_aspect_word(entity) is aspect
+
+
+def test_cue_words_are_blanked_whole() -> None:
+    from graphs.model.labels import without_cue_words
+
+    assert without_cue_words("Treatments of hereditary angioedema").split() == ["of", "angioedema"]

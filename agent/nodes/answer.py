@@ -144,7 +144,7 @@ def extractive_text(
     for e in distinct_passages(evidence if full or supporting is None else supporting):
         groups.setdefault(e.get("label", "evidence"), []).append(e)
     groups = OrderedDict((label, items) for label, items in groups.items() if items)
-    if not full:
+    if groups and not full:
         lines.append("### Supporting passages")
     for n, (label, items) in enumerate(groups.items()):
         if not full and n >= SHOWN_LABELS:
@@ -184,9 +184,13 @@ def offline_direct(
     supporting = [e for e in supporting if e["id"] not in qualified] + [
         e for e in supporting if e["id"] in qualified
     ]
-    if state.get("task") == "check_reply":  # the passages quoted about the claims lead (reply_sentences.py)
-        quoted = list(dict.fromkeys(s["evidence_id"] for s in direct.get("sentences", [])))
-        by_id = {e["id"]: e for e in evidence}
+    quoted = list(dict.fromkeys(s["evidence_id"] for s in direct.get("sentences", [])))
+    by_id = {e["id"]: e for e in evidence}
+    if state.get("task") == "check_reply" or not supporting:
+        # A checked reply: the passages quoted about the claims lead (reply_sentences.py). No passage about
+        # a recognised subject (none linked, or the KG names it otherwise: "hereditary hemochromatosis"
+        # against pages on "hemochromatosis"): the passages the key sentences quote are what the answer
+        # rests on — an empty "Supporting passages" heading stood under an answered HFE question.
         supporting = [by_id[i] for i in quoted if i in by_id] + [
             e for e in supporting if e["id"] not in quoted
         ]

@@ -22,8 +22,10 @@ from dataclasses import dataclass, field
 from agent.nodes.mcq_parse import parse_mcq
 from agent.state import ConsultState, EntityRec, EvidenceRec
 from graphs.kb import KnowledgeBase
-from graphs.model.labels import labels_asked, mentions_label, specific_labels_asked
+from graphs.model.labels import labels_asked, mentions_label, specific_labels_asked, without_cue_words
+from tools.candidate_terms import is_generic
 from tools.ner_link import DEFAULT_DELTA
+from tools.ranking import content_words
 
 SENTENCE_END = re.compile(
     r"(?<![A-Z]\.[A-Z]\.)(?<!\b[Dd]r\.)(?<!\bvs\.)(?<!\be\.g\.)(?<!\bi\.e\.)(?<=[.!?])\s+(?=[A-Z0-9(\"'])"
@@ -69,9 +71,18 @@ def is_tentative(entity: EntityRec) -> bool:
 
 
 def is_aspect_word(entity: EntityRec) -> bool:
-    """An entity linked from a word naming the asked aspect ("medicine", "side effects"), not a subject."""
+    """An entity linked from a word naming the asked aspect ("medicine", "side effects", "genetic disease"),
+    not a subject. A disease name that says more than the cue is a subject: "hereditary hemochromatosis"
+    holds the inheritance cue "hereditary", and reading it as an aspect word left "Which gene is mutated in
+    hereditary hemochromatosis?" with no subject (no passage counted as about it, an empty supporting list).
+    """
     surface = entity.get("surface") or entity.get("name", "")
-    return bool(labels_asked(surface)) and entity.get("type", "") not in ("Compound", "Gene")
+    if not labels_asked(surface) or entity.get("type", "") in ("Compound", "Gene"):
+        return False
+    if entity.get("type", "") != "Disease":
+        return True
+    rest = content_words(without_cue_words(surface))
+    return not any(len(word) >= MIN_NAME_CHARS and not is_generic(word) for word in rest)
 
 
 def question_focus(kb: KnowledgeBase, state: ConsultState) -> Focus:

@@ -258,6 +258,18 @@ def labels_asked(question: str) -> list[str]:
     return labels
 
 
+def without_cue_words(text: str) -> str:
+    """``text`` with every label cue word blanked out: what is left of "hereditary hemochromatosis" once its
+    "hereditary" (an inheritance cue) is gone names a disease; nothing is left of "side effects"."""
+    rest = text.lower()
+    for pattern in _CUE_PATTERNS.values():  # a cue matches a word's start ("treat*"): blank the whole word
+        rest = _CUE_WORD_REST.sub(" ", pattern.sub("\x00", rest))
+    return rest
+
+
+_CUE_WORD_REST = re.compile(r"\x00[\w'-]*")
+
+
 def specific_labels_asked(question: str) -> list[str]:
     """:func:`labels_asked` without "overview" when something more specific is asked: "What is the
     first-line medicine for …?" asks for treatment, and its "what is" is only the way the question starts."""
