@@ -397,13 +397,19 @@ def test_an_answer_with_no_passage_about_a_subject_shows_no_empty_supporting_hea
 
 
 def test_the_hfe_answer_shows_the_passages_its_key_sentences_quote(consultant: Consultant) -> None:
-    """The whole consult of the question above, on the slice KB: whatever passages are shown under the
-    direct answer, a "Supporting passages" heading is never left empty."""
-    text = consultant.ask("Which gene is mutated in hereditary hemochromatosis?").answer["text"]
+    """The whole consult of the question above, on the slice KB: the "Supporting passages" heading is never
+    left empty, and the passages the key sentences quote are among those shown under it."""
+    answer = consultant.ask("Which gene is mutated in hereditary hemochromatosis?").answer
+    text = answer["text"]
     assert "HFE" in text
     if "### Supporting passages" in text:
         after = text.split("### Supporting passages", 1)[1].lstrip()
         assert after.startswith("**"), after[:200]  # a label group follows, with its passages
+    quoted = {s["evidence_id"] for s in answer["direct"]["sentences"]}
+    assert answer["status"] == "answered" and quoted, answer["direct"]
+    assert "### Supporting passages" in text
+    shown = text.split("### Supporting passages", 1)[1]
+    assert any(f"[{i}]" in shown for i in quoted), shown[:400]
 
 
 @pytest.mark.parametrize(

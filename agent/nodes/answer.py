@@ -184,13 +184,12 @@ def offline_direct(
     supporting = [e for e in supporting if e["id"] not in qualified] + [
         e for e in supporting if e["id"] in qualified
     ]
-    quoted = list(dict.fromkeys(s["evidence_id"] for s in direct.get("sentences", [])))
-    by_id = {e["id"]: e for e in evidence}
     if state.get("task") == "check_reply" or not supporting:
-        # A checked reply: the passages quoted about the claims lead (reply_sentences.py). No passage about
-        # a recognised subject (none linked, or the KG names it otherwise: "hereditary hemochromatosis"
-        # against pages on "hemochromatosis"): the passages the key sentences quote are what the answer
-        # rests on — an empty "Supporting passages" heading stood under an answered HFE question.
+        # A checked reply: the passages quoted about the claims lead (reply_sentences.py). No passage about a
+        # subject (the question has none, or none of its passages names it): the passages the key sentences
+        # quote are what the answer rests on, not an empty "Supporting passages" heading.
+        quoted = list(dict.fromkeys(s["evidence_id"] for s in direct.get("sentences", [])))
+        by_id = {e["id"]: e for e in evidence}
         supporting = [by_id[i] for i in quoted if i in by_id] + [
             e for e in supporting if e["id"] not in quoted
         ]
