@@ -581,3 +581,22 @@ def test_a_section_title_on_its_own_is_never_a_key_sentence() -> None:
     # a list's lead-in whose items fell into the next passage: a clause with no main clause
     assert not states_something("When traveling to areas where malaria is found")
     assert states_something("When traveling to areas where malaria is found, see your doctor first.")
+
+
+def test_what_causes_a_disease_with_only_a_risk_page_is_answered_from_its_risk_factors(
+    consultant: Consultant,
+) -> None:
+    """ "What causes chronic lymphocytic leukemia?" was answered with what CLL causes ("This may cause
+    infection, anemia …"): MedQuAD has a "Who is at risk" page for it and no "What causes" page;
+    hepatitis B (its "What Asian and Pacific Islander Americans Need to Know" pages) is such a topic in
+    the slice; gout has a "What causes" page and keeps its own label."""
+    result = consultant.ask("What causes hepatitis B?")
+    state = consultant.graph.get_state(thread_config(result.consult_id)).values  # type: ignore[arg-type]
+    assert question_focus(consultant.kb, state).asked == ["causes", "risk factors"]
+    labels = {e["id"]: e["label"] for e in state["evidence"]}
+    assert "risk factors" in [labels[e] for e in list(labels)[:3]]  # boosted into what the reader reads
+    shown = result.answer["direct"]["sentences"]
+    assert shown and any(labels[s["evidence_id"]] == "risk factors" for s in shown)
+    gout = consultant.ask("What causes gout?")
+    state = consultant.graph.get_state(thread_config(gout.consult_id)).values  # type: ignore[arg-type]
+    assert question_focus(consultant.kb, state).asked == ["causes"]

@@ -175,3 +175,15 @@ def test_answer_set_loaders() -> None:
     assert len(load_long_form("expertqa", eval_dir, limit=10)) == 10
     with pytest.raises(ValueError):
         load_mcq("nope", eval_dir)
+
+
+def test_the_causes_questions_are_the_topics_with_a_risk_page_and_no_cause_page() -> None:
+    """evals/causes_questions.py: chronic lymphocytic leukemia (risk page only) is asked, gout (a "What
+    causes" page) and hereditary hemochromatosis (a "genetic changes" page) are not."""
+    from evals.causes_questions import risk_only_topics, topic_words
+
+    topics = risk_only_topics()
+    assert "Chronic Lymphocytic Leukemia" in topics and len(topics) == 124
+    assert not {"Gout", "Hemochromatosis", "hereditary hemochromatosis"} & set(topics)
+    words = topic_words("Oral Cavity and Oropharyngeal Cancer")
+    assert words.search("the most common cause of oral cavity cancer") and not words.search("the lung")

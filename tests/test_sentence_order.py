@@ -82,7 +82,7 @@ def test_what_causes_the_subject_leads_over_what_the_subject_causes() -> None:
     """ "What causes glaucoma?" led with "… glaucoma, a leading cause of blindness"."""
     import re
 
-    from agent.nodes.sentence_order import asked_direction_first, subject_as_cause
+    from agent.nodes.sentence_order import asked_direction_first, says_other_effect
 
     glaucoma = re.compile(r"\bglaucoma\b", re.IGNORECASE)
     inverse = said(
@@ -103,8 +103,93 @@ def test_what_causes_the_subject_leads_over_what_the_subject_causes() -> None:
     ]  # what the subject causes is what is asked
     assert asked_direction_first([inverse, also], ["causes"], asked, glaucoma) == [inverse, also]  # no other
     gout = re.compile(r"\bgout\b", re.IGNORECASE)
-    assert not subject_as_cause("Renal insufficiency is a common cause of gout in older people.", gout)
-    assert not subject_as_cause("Gout is caused by uric acid, a cause of crystals in joints.", gout)
-    assert subject_as_cause(
-        "Osteoporosis can be the cause of bone fractures.", re.compile("osteoporosis", re.I)
+    assert not says_other_effect("Renal insufficiency is a common cause of gout in older people.", gout)
+    assert not says_other_effect("Gout is caused by uric acid, a cause of crystals in joints.", gout)
+    assert not says_other_effect("Eating too many foods rich in purines can cause or aggravate gout.", gout)
+    assert not says_other_effect("Mutations in the HFE gene cause this condition.", gout)  # refers back
+    assert not says_other_effect("Gout is a form of arthritis.", gout)  # says nothing causal
+    osteoporosis = re.compile("osteoporosis", re.I)
+    assert says_other_effect("Osteoporosis can be the cause of bone fractures.", osteoporosis)
+    assert says_other_effect(
+        "People may not know that they have osteoporosis until a fall causes a bone to break.", osteoporosis
     )
+    assert says_other_effect("Usually CLL does not cause any symptoms.", re.compile(r"\bCLL\b"))
+
+
+def test_what_the_subject_causes_is_not_shown_for_what_causes_it() -> None:
+    """ "What causes chronic lymphocytic leukemia?" was answered with "This may cause infection, anemia, and
+    easy bleeding." and "Usually CLL does not cause any symptoms." from its overview pages; a sentence of a
+    page with the asked label (its "What causes" or "Who is at risk" page) stays, whatever its grammar."""
+    import re
+
+    from agent.nodes.reading import ReadSentence
+    from agent.nodes.sentence_order import on_asked_direction
+
+    def on(label: str, text: str) -> ReadSentence:
+        return ReadSentence("E:x", text, 0, len(text), 0, 1.0, 0.7, 1.0, label)
+
+    cll = re.compile(r"\b(?:CLL|chronic lymphocytic leukemia)\b", re.IGNORECASE)
+    inverse = on("overview", "Usually CLL does not cause any symptoms.")
+    effect = on("overview", "This may cause infection, anemia, and easy bleeding.")
+    risk = on("risk factors", "Older age can affect the risk of developing chronic lymphocytic leukemia.")
+    medicines = on("risk factors", "Some commonly used medicines can cause loss of bone mass.")
+    asked = ["causes", "risk factors"]
+    question = "What causes chronic lymphocytic leukemia?"
+    assert on_asked_direction([inverse, effect, risk, medicines], asked, question, cll) == [risk, medicines]
+    assert on_asked_direction([inverse, risk], ["symptoms"], "What are the symptoms of CLL?", cll) == [
+        inverse,
+        risk,
+    ]  # not a causes question
+    assert on_asked_direction([inverse, risk], asked, "What can CLL lead to?", cll) == [inverse, risk]
+    assert on_asked_direction([inverse, risk], asked, question, None) == [inverse, risk]  # no subject
+    from agent.nodes.sentence_order import asked_direction_first
+
+    common = on("overview", "CLL is the second most common type of leukemia in adults.")
+    assert asked_direction_first([common, risk], asked, question, cll) == [risk, common]  # says how it comes
+    assert asked_direction_first([risk, common], asked, question, cll) == [risk, common]
+    assert asked_direction_first([common, risk], ["symptoms"], question, cll) == [common, risk]
+    # "causes" read from the cue word "mutations": the question asks what the mutations cause
+    samhd1 = re.compile(r"\bSAMHD1\b")
+    ags = on("general", "Mutations in the SAMHD1 gene cause the severe autoimmune disease, AGS.")
+    asks_effect = "Which syndrome is associated to SAMHD1 gene mutations?"
+    assert on_asked_direction([ags], ["causes"], asks_effect, samhd1) == [ags]
+    assert on_asked_direction([ags], ["causes"], "What causes SAMHD1 loss?", samhd1) == []
+
+
+def test_the_noun_causes_naming_no_effect_is_not_read_as_an_effect() -> None:
+    """ "Identification and analysis of the genetic causes in nine unrelated probands …" says what was
+    studied, not what something causes."""
+    import re
+
+    from agent.nodes.sentence_order import says_other_effect
+
+    cranio = re.compile(r"\bcraniostenosis\b", re.IGNORECASE)
+    assert not says_other_effect(
+        "Analysis of the genetic causes in nine probands with craniosynostosis.", cranio
+    )
+    assert not says_other_effect("Its causes include trauma and infection.", cranio)
+    assert says_other_effect("Craniostenosis causes raised intracranial pressure.", cranio)
+
+
+def test_a_cause_of_the_subject_in_other_words_is_not_read_as_another_effect() -> None:
+    """ "What causes Parkinson's disease?" lost "This shortage of dopamine causes the movement problems of
+    people with Parkinson's." (the effect names the subject by its distinctive word), and "What causes
+    hypothyroidism?" lost "Hypothyroidism has several causes, including Hashimoto's disease …"."""
+    import re
+
+    from agent.nodes.focus import Focus
+    from agent.nodes.sentence_order import says_other_effect
+
+    names = ["PD", "Parkinson disease", "Parkinson's disease"]
+    pattern = re.compile(r"\b(?:" + "|".join(re.escape(n) for n in names) + r")\b", re.IGNORECASE)
+    focus = Focus([], ["causes"], {"DOID:14330": names}, pattern)
+    loose = focus.word_pattern()
+    assert loose is not None
+    dopamine = "This shortage of dopamine causes the movement problems of people with Parkinson's."
+    assert says_other_effect(dopamine, pattern)  # the strict names miss "Parkinson's" alone
+    assert not says_other_effect(dopamine, loose)
+    assert says_other_effect("Parkinson's disease can cause depression and sleep problems.", loose)
+    assert Focus([], [], {}, None).word_pattern() is None
+    hypothyroidism = re.compile(r"\bhypothyroidism\b", re.IGNORECASE)
+    several = "Hypothyroidism has several causes, including Hashimoto's disease and thyroiditis."
+    assert not says_other_effect(several, hypothyroidism)

@@ -35,6 +35,7 @@ SENTENCE_END = re.compile(
 bullets (" - Item") and at runs of spaces (its flattened lists); not after "U.S.", "Dr.", "e.g.", "i.e.".
 Good enough for consumer health text; a trained splitter would add a model to load for little gain."""
 MIN_NAME_CHARS = 3
+MIN_WORD_CHARS = 4
 """Shorter names and synonyms ("MI", "AS") match too much ordinary text to count as a mention."""
 
 
@@ -57,6 +58,22 @@ class Focus:
     def named_in(self, text: str) -> bool:
         """Whether ``text`` names a focus entity (name or synonym, whole words, case-insensitive)."""
         return bool(self.pattern and self.pattern.search(text))
+
+    def word_pattern(self) -> re.Pattern[str] | None:
+        """:attr:`pattern`, or a distinctive word of a name at a word start ("Parkinson" of "Parkinson's
+        disease", ≥ 4 letters, not a category word): a looser "is the subject meant?" — "the movement
+        problems of people with Parkinson's" is about Parkinson's disease."""
+        words = {
+            w
+            for names in self.names.values()
+            for name in names
+            for w in re.findall(r"[A-Za-z0-9]+", name)
+            if len(w) >= MIN_WORD_CHARS and not is_generic(w)
+        }
+        if self.pattern is None or not words:
+            return self.pattern
+        loose = "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
+        return re.compile(rf"{self.pattern.pattern}|\b(?:{loose})", re.IGNORECASE)
 
 
 def is_tentative(entity: EntityRec) -> bool:
@@ -97,11 +114,14 @@ def question_focus(kb: KnowledgeBase, state: ConsultState) -> Focus:
         stem = parse_mcq(question).stem.lower()
         focus = [e for e in focus if str(e.get("surface") or e.get("name") or "").lower() in stem]
         question = parse_mcq(question).stem
-    return focus_of(kb, focus, question)
+    return focus_of(kb, focus, question, list(state.get("candidates", {})))
 
 
-def focus_of(kb: KnowledgeBase, focus: list[EntityRec], question: str) -> Focus:
-    """The focus on ``focus`` entities: their names and synonyms to match, the labels ``question`` asks."""
+def focus_of(
+    kb: KnowledgeBase, focus: list[EntityRec], question: str, candidate_ids: list[str] | None = None
+) -> Focus:
+    """The focus on ``focus`` entities: their names and synonyms to match, the labels ``question`` asks
+    (with a stand-in label the ``candidate_ids`` say the KB holds instead: ``standing_in_labels``)."""
     known = kb.store.get_entities([e["id"] for e in focus])
     names: dict[str, list[str]] = {}
     for e in focus:
@@ -115,7 +135,73 @@ def focus_of(kb: KnowledgeBase, focus: list[EntityRec], question: str) -> Focus:
         if all_names
         else None
     )
-    return Focus(focus, specific_labels_asked(question), names, pattern, question)
+    asked = standing_in_labels(kb, specific_labels_asked(question), list(names), pattern, candidate_ids or [])
+    return Focus(focus, asked, names, pattern, question)
+
+
+STANDS_IN: dict[str, str] = {"causes": "risk factors"}
+"""An asked aspect the KB may hold under another label: what raises the risk of a disease is what is known
+of its causes when no page says what causes it."""
+
+
+def standing_in_labels(
+    kb: KnowledgeBase,
+    asked: list[str],
+    subject_ids: list[str],
+    subject: re.Pattern[str] | None,
+    candidate_ids: list[str],
+) -> list[str]:
+    """``asked`` with the label that stands in for an asked one (:data:`STANDS_IN`) when neither the
+    subject's topics nor a candidate page about it carries the asked label and one carries the stand-in
+    (:func:`labels_about`). A page is about the subject when its keyword entity is a subject or its title
+    names one (a MedQuAD page's keyword entity may be another node than the one the question links:
+    "Leukemia, Lymphocytic, Chronic, B-Cell" for CLL).
+
+    Why: "What causes chronic lymphocytic leukemia?" — MedQuAD has a "Who is at risk" page for it and no
+    "What causes" page — was *answered* with "This may cause infection, anemia, and easy bleeding." and
+    "Usually CLL does not cause any symptoms.": its overview pages say "cause" only of what the disease
+    does. A subject's own topics say what its pages are when the walk reached none of them (osteoporosis's
+    "Who is at risk" pages were not among its candidates). 124 of the default KB's MedQuAD topics (mostly
+    cancers) have risk-factor pages and no cause page; with the stand-in their risk-factor passages are
+    boosted, read and counted as answering."""
+    wanted = [label for label in STANDS_IN if label in asked and STANDS_IN[label] not in asked]
+    if not wanted or not candidate_ids or not (subject_ids or subject):
+        return asked
+    labels = labels_about(kb, tuple(sorted(candidate_ids)), frozenset(subject_ids), subject)
+    return [
+        *asked,
+        *(STANDS_IN[label] for label in wanted if label not in labels and STANDS_IN[label] in labels),
+    ]
+
+
+LABELS_CHECKED = frozenset({*STANDS_IN, *STANDS_IN.values()})
+_LABELS_ABOUT: dict[tuple[object, ...], frozenset[str]] = {}
+
+
+def labels_about(
+    kb: KnowledgeBase,
+    candidate_ids: tuple[str, ...],
+    subject_ids: frozenset[str],
+    subject: re.Pattern[str] | None,
+) -> frozenset[str]:
+    """The labels the KB holds about the subject: of its own topics (those :func:`standing_in_labels` weighs)
+    and of the candidate passages whose page is about it (memoised: a turn asks for its focus a dozen times
+    over the same candidates)."""
+    key = (id(kb), candidate_ids, subject_ids, subject.pattern if subject else "")
+    if key not in _LABELS_ABOUT:
+        found = kb.store.get_evidence(list(candidate_ids))
+        docs = kb.store.get_documents(sorted({ev.document_id for ev in found.values()}))
+        titles = {i: d.title for i, d in docs.items()}
+        if len(_LABELS_ABOUT) > 64:
+            _LABELS_ABOUT.clear()
+        topics = kb.store.get_topics([f"T:{i}|{label}" for i in subject_ids for label in LABELS_CHECKED])
+        _LABELS_ABOUT[key] = frozenset(t.label for t in topics.values()) | frozenset(
+            ev.label
+            for ev in found.values()
+            if ev.keyword_entity in subject_ids
+            or (subject is not None and subject.search(titles.get(ev.document_id, "")))
+        )
+    return _LABELS_ABOUT[key]
 
 
 def defined_abbreviations(question: str, names: list[str]) -> list[str]:

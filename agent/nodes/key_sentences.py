@@ -41,7 +41,12 @@ from agent.nodes.reading import (
     refers_back,
     with_lists,
 )
-from agent.nodes.sentence_order import asked_direction_first, general_first, on_asked_aspect
+from agent.nodes.sentence_order import (
+    asked_direction_first,
+    general_first,
+    on_asked_aspect,
+    on_asked_direction,
+)
 from agent.nodes.sentence_text import states_something
 from agent.state import EvidenceRec
 from graphs.kb import KnowledgeBase
@@ -203,6 +208,7 @@ def pick_key_read(
     # Too short to show (``pick_read`` skips them) before the aspect check, whose first sentence is kept
     # whatever it says: "Malaria can be prevented." took that place and was then dropped, and every sentence
     # after it lacked a prevention cue — an "answered" reply with no key sentence.
+    shown = on_asked_direction(shown, focus.asked, question, focus.word_pattern())
     shown = on_asked_aspect([r for r in shown if len(r.text.split()) >= MIN_WORDS], focus.asked)
     picked = pick_read(shown, max_sentences, max_words, passages)
     subjects = [pattern for _, pattern in compared_subjects(question, focus)]
@@ -219,7 +225,7 @@ def pick_key_read(
         ]
     if lead is not None and picked and lead(picked[0].text):
         return picked  # the sentence naming the asked detail leads, whatever it opens on
-    return general_first(asked_direction_first(picked, focus.asked, question, focus.pattern))
+    return general_first(asked_direction_first(picked, focus.asked, question, focus.word_pattern()))
 
 
 def defining_sentence(read: list[ReadSentence], question: str) -> ReadSentence | None:

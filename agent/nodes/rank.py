@@ -14,6 +14,7 @@ from langgraph.runtime import Runtime
 from agent.context import ConsultContext
 from agent.deps import ConsultDeps
 from agent.nodes.common import emit, step
+from agent.nodes.focus import question_focus, standing_in_labels
 from agent.nodes.retrieval import search_question
 from agent.state import ConsultState, EvidenceRec
 from graphs.model.labels import specific_labels_asked
@@ -47,6 +48,15 @@ def ranked_records(deps: ConsultDeps, items: list[RankedEvidence]) -> list[Evide
     return out
 
 
+def boosted_labels(deps: ConsultDeps, state: ConsultState) -> list[str]:
+    """The labels sufficiency and the answer count as asked: the question's, with a stand-in label where
+    the subjects have no topic of an asked one (agent/nodes/focus.py ``standing_in_labels``)."""
+    focus = question_focus(deps.kb, state)
+    subjects = [str(e["id"]) for e in focus.entities]
+    asked = specific_labels_asked(state["question"])
+    return standing_in_labels(deps.kb, asked, subjects, focus.pattern, list(state.get("candidates", {})))
+
+
 def make_evidence_rank(deps: ConsultDeps):  # type: ignore[no-untyped-def]
     def rank(state: ConsultState, runtime: Runtime[ConsultContext]) -> dict[str, Any]:
         ctx = runtime.context
@@ -61,7 +71,7 @@ def make_evidence_rank(deps: ConsultDeps):  # type: ignore[no-untyped-def]
             entity_ids=[e["id"] for e in state.get("entities", []) if not e.get("negated")][:20],
             top_k=ctx.top_k,
             word_budget=ctx.word_budget,
-            labels_boost=specific_labels_asked(state["question"]),  # the labels sufficiency and answer use
+            labels_boost=boosted_labels(deps, state),
         )
         result = evidence_rank(deps.kb, request)
         records = ranked_records(deps, list(result.evidence))

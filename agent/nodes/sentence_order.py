@@ -102,32 +102,96 @@ sentences are not judged by aspect — a BioASQ answer rarely says "treatment" o
 and judging them cost a held-out answer on the full pool."""
 
 
-CAUSE_OF = re.compile(r"\bcauses?\s+of\s+(?P<what>[^.;,]{0,60})", re.IGNORECASE)
-CAUSED_BY = re.compile(r"\bcaused\s+by\b", re.IGNORECASE)
+CAUSAL = re.compile(
+    r"\b(?:causes?|caused(?!\s+by)|causing|leads?\s+to|led\s+to|results?\s+in|resulted\s+in)\b"
+    r"(?!\s+(?:in|are|is|include|includes|and|or|for|that|which|remain|vary|among|have|has)\b)"
+    r"(?P<effect>(?:[^.;:,]\S*\s*){0,8})",
+    re.IGNORECASE,
+)
+"""A causal verb or noun ("can cause", "leads to", "a leading cause of") and the few words after it that
+name what is caused (to the end of the clause, at most eight words). Not "because", not "caused by", and
+not the noun in "the genetic causes in nine probands" or "its causes include …" (the words after it name
+no effect)."""
+ASKS_A_CAUSE = re.compile(r"\b(?:caus\w*|etiolog\w*|aetiolog\w*|why)\b", re.IGNORECASE)
+"""A question that asks in words what causes its subject: "causes" inferred from a cue such as "gene" or
+"mutation" does not say which way ("Which syndrome is associated to SAMHD1 gene mutations?" asks what the
+mutations cause)."""
+CAUSED_BY = re.compile(
+    r"\b(?:caused\s+by|due\s+to|results?\s+from|arises?\s+from|triggered\s+by|risk)\b", re.IGNORECASE
+)
+"""Wordings that say what brings the subject about (or raises its risk), whatever else the sentence says."""
+THE_CONDITION = re.compile(
+    r"\b(?:this|the|these)\s+(?:condition|disorder|disease|syndrome|cancer|tumou?r|infection|illness)s?\b",
+    re.IGNORECASE,
+)
+"""A reference back to the subject as an effect: "Mutations in the HFE gene cause this condition"."""
 ASKS_WHAT_IT_CAUSES = re.compile(
     r"\bwhat\s+(?:does|do|can|could|might|will)\s+.+\s+(?:cause|lead\s+to)\b|\bcomplications?\b|\blead\s+to\b",
     re.IGNORECASE,
 )
 
 
-def subject_as_cause(text: str, subject: re.Pattern[str]) -> bool:
-    """Whether ``text`` names the subject as the cause of something else ("… glaucoma, a leading cause of
-    blindness", "osteoporosis can be the cause of bone fractures"), not what causes it."""
-    found = CAUSE_OF.search(text)
-    if found is None or CAUSED_BY.search(text):
+def asks_what_causes(asked: list[str], question: str) -> bool:
+    """Whether ``question`` asks in words what causes its subject, not what the subject causes."""
+    return (
+        "causes" in asked and bool(ASKS_A_CAUSE.search(question)) and not ASKS_WHAT_IT_CAUSES.search(question)
+    )
+
+
+def says_other_effect(text: str, subject: re.Pattern[str]) -> bool:
+    """Whether ``text`` says only what causes something other than the subject: each causal wording's
+    effect names neither the subject nor "this condition", and nothing in it says what brings the subject
+    about ("caused by", "due to", "risk"). "Usually CLL does not cause any symptoms.", "osteoporosis can be
+    the cause of bone fractures", "… until a sudden strain, bump, or fall causes a bone to break.". A causal
+    word with no words after it in its clause names no effect ("Hypothyroidism has several causes,
+    including Hashimoto's disease")."""
+    effects = [found.group("effect") for found in CAUSAL.finditer(text) if found.group("effect").strip()]
+    if not effects or CAUSED_BY.search(text):
         return False
-    return bool(subject.search(text[: found.start()])) and not subject.search(found.group("what"))
+    return not any(subject.search(effect) or THE_CONDITION.search(effect) for effect in effects)
+
+
+def on_asked_direction(
+    read: list[T], asked: list[str], question: str, subject: re.Pattern[str] | None
+) -> list[T]:
+    """For "what causes X?", ``read`` without the sentences that say what X (or something else) causes
+    instead (``says_other_effect``), except those of a passage with an asked label (a "What causes" or
+    "Who is at risk" page is about what brings X about, whatever its sentences' grammar).
+
+    Why: "What causes glaucoma?" led with "Nearly 2.7 million people have glaucoma, a leading cause of
+    blindness in the United States."; "What causes chronic lymphocytic leukemia?" was answered with "This
+    may cause infection, anemia, and easy bleeding." and "Usually CLL does not cause any symptoms." — the
+    reader reads "cause" and the subject, not which way round. Dropped, not moved down: a sentence saying
+    what the disease causes does not answer what causes it. Not when the question asks what the subject
+    causes or leads to ("What can gout lead to?"), nor when "causes" is only inferred from a cue word
+    (``ASKS_A_CAUSE``)."""
+    if not asks_what_causes(asked, question) or subject is None:
+        return read
+    return [r for r in read if r.label in asked or not says_other_effect(r.text, subject)]
 
 
 def asked_direction_first(
     picked: list[T], asked: list[str], question: str, subject: re.Pattern[str] | None
 ) -> list[T]:
-    """For "what causes X?", the first picked sentence that says what causes X leads, when the first one
-    says what X causes instead; the selection is unchanged.
+    """For "what causes X?", the first picked sentence that says what brings X about leads (one of a
+    passage with an asked label, or with a cue of one: "cause", "risk"), when the first one does not or
+    says what X causes (a sentence :func:`on_asked_direction` keeps for its passage's label); the
+    selection is unchanged.
 
-    Why: "What causes glaucoma?" led with "Nearly 2.7 million people have glaucoma, a leading cause of
-    blindness in the United States." — the reader reads "cause" and the subject, not which way round. Not
-    when the question asks what the subject causes or leads to ("What can gout lead to?")."""
-    if subject is None or "causes" not in asked or ASKS_WHAT_IT_CAUSES.search(question):
+    Why: "What causes glaucoma?" quoted from its "What causes" page "Nearly 2.7 million people have
+    glaucoma, a leading cause of blindness …" first; "What causes chronic lymphocytic leukemia?" led with
+    "CLL is the second most common type of leukemia in adults." above "Older age can affect the risk of
+    developing chronic lymphocytic leukemia." (its "Who is at risk" page)."""
+    if not asks_what_causes(asked, question) or subject is None or not picked:
         return picked
-    return lead_with(picked, first_unflagged(picked, lambda text: subject_as_cause(text, subject)))
+
+    cues = [*asked, "risk factors"]  # a risk factor says how X comes about, asked or not
+
+    def says_how_it_comes_about(r: T) -> bool:
+        if says_other_effect(r.text, subject):
+            return False
+        return r.label in asked or any(mentions_label(r.text, label) for label in cues)
+
+    if says_how_it_comes_about(picked[0]):
+        return picked
+    return lead_with(picked, next((i for i, r in enumerate(picked) if says_how_it_comes_about(r)), None))

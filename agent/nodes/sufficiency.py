@@ -49,6 +49,7 @@ from agent.nodes.hypothesis import condition
 from agent.nodes.key_sentences import defining_sentence, shown_read, with_antecedent
 from agent.nodes.reading import ReadSentence, read_evidence
 from agent.nodes.retrieval import distinct_names, search_question
+from agent.nodes.sentence_order import on_asked_direction
 from agent.nodes.sufficiency_rule import (
     CLOSE_ENOUGH,
     TOP_FOR_COVERAGE,
@@ -179,12 +180,16 @@ def answered_inputs(
     found: tuple[Focus, list[EvidenceRec], list[EvidenceRec]],
     rule: Verdict,
 ) -> tuple[dict[str, float], list[ReadSentence]] | None:
-    """The answered-model's features and the turn's reading, or ``None`` without a reader."""
+    """The answered-model's features and the turn's reading, or ``None`` without a reader. For "what
+    causes X?" the reading leaves out what the key sentences never show: sentences saying what X causes
+    (agent/nodes/sentence_order.py ``on_asked_direction``) — "This may cause infection, anemia, and easy
+    bleeding." read best for "What causes chronic lymphocytic leukemia?" and made it "answered"."""
     evidence = state.get("evidence", [])
     question = search_question(state)
     read = read_evidence(deps.kb, question, evidence)
     if read is None:
         return None
+    read = on_asked_direction(read, found[0].asked, question, found[0].word_pattern())
     rule_features = sufficiency_features(deps, state, found)
     named, _ = name_the_answer(deps.kb, state, found[0])
     features = answered_features(question, evidence, read, rule_features, bool(rule["sufficient"]), named)
