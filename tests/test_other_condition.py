@@ -259,3 +259,18 @@ def test_closest_passages_lead_with_the_subject_and_leave_out_pages_on_another_c
     # Nothing about the subject: everything stays, the other condition's page last.
     assert [e["id"] for e in closest_first(slice_kb, focus, evidence, [])] == ["E:ticks", "E:lyme", "E:other"]
     assert closest_first(slice_kb, focus, [], []) == []
+
+
+def test_a_page_on_the_subject_in_a_population_is_not_a_qualified_form() -> None:
+    """ "Why do people get kidney stones?" was *answered* with no sentence shown: its pages are keyed to
+    "Kidney Stones in Adults", "Kidney Stones in Children" and "What I need to know about Kidney Stones",
+    and each was read as a qualified form of kidney stones (like pulmonary hypertension of hypertension)."""
+    from agent.nodes.other_condition import qualifies, words
+
+    stones = words("kidney stones")
+    assert not qualifies(stones, "Kidney Stones in Adults")
+    assert not qualifies(stones, "Kidney Stones in Children")
+    assert not qualifies(stones, "What I need to know about Kidney Stones")
+    assert qualifies(words("hypertension"), "pulmonary hypertension")
+    assert qualifies(words("diabetes"), "type 1 diabetes")  # "1" is distinctive
+    assert not qualifies(stones, "kidney stones")  # the subject itself

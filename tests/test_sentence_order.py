@@ -154,6 +154,11 @@ def test_what_the_subject_causes_is_not_shown_for_what_causes_it() -> None:
     asks_effect = "Which syndrome is associated to SAMHD1 gene mutations?"
     assert on_asked_direction([ags], ["causes"], asks_effect, samhd1) == [ags]
     assert on_asked_direction([ags], ["causes"], "What causes SAMHD1 loss?", samhd1) == []
+    # "why" asks the reason for a treatment as often as a cause
+    af = re.compile(r"\batrial fibrillation\b", re.IGNORECASE)
+    clot = on("treatment", "Blood thinners prevent the clots that can cause a stroke.")
+    why = "Why does my cardiologist want me on a blood thinner for my atrial fibrillation?"
+    assert on_asked_direction([clot], ["causes", "treatment"], why, af) == [clot]
 
 
 def test_the_noun_causes_naming_no_effect_is_not_read_as_an_effect() -> None:

@@ -15,6 +15,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from agent.consult import Consultant
 from agent.deps import ConsultDeps
+from agent.nodes.answered import answered_model
 from agent.nodes.sentence_text import states_something
 from agent.nodes.sufficiency import offline_verdict
 from agent.nodes.sufficiency_rule import CLOSE_ENOUGH, floor3, rule_verdict
@@ -277,3 +278,18 @@ def test_a_subject_no_passage_is_about_is_named_apart() -> None:
     assert subject_phrase(["Vitamins", "scurvy"], ["Vitamins", "scurvy"], asked) == ("Vitamins or scurvy", "")
     assert subject_phrase(["scurvy"], ["scurvy"], asked) == ("scurvy", "")
     assert subject_phrase([], [], asked) == ("no recognised subject", "")
+
+
+def test_an_answer_with_no_sentence_that_may_be_shown_is_not_answered(deps: ConsultDeps) -> None:
+    """ "Why do people get kidney stones?" was *answered* (p 0.97) with an empty direct answer and the
+    reason "the evidence reader reads no sentence as answering the question": every read sentence was
+    from a page that may not be shown. Here: gout's treatment, but only on a research page."""
+    treated = "Gout attacks are treated with NSAIDs, colchicine or corticosteroids to relieve the pain."
+    research = [{**passage(n, treated, 0.8), "id": f"E:r{n}", "label": "research"} for n in (1, 2)]
+    verdict = offline_verdict(deps, gout_state(research))  # type: ignore[arg-type]
+    assert not verdict["sufficient"]
+    assert verdict["reasons"][0].startswith("no sentence that may be shown answers the question"), verdict
+    model = answered_model()
+    assert model is not None and verdict["answered_probability"] >= model.threshold  # the model would answer
+    shown = [{**passage(n, treated, 0.8), "id": f"E:t{n}", "label": "treatment"} for n in (1, 2)]
+    assert offline_verdict(deps, gout_state(shown))["sufficient"]  # type: ignore[arg-type]

@@ -34,6 +34,10 @@ SHARED_BY_ALL = frozenset(
         *("secondary", "viral", "bacterial", "fungal", "hereditary", "inherited", "familial", "congenital"),
         *("juvenile", "adult", "childhood", "malignant", "benign", "severe", "mild", "onset", "early"),
         *("late", "the", "and", "of", "with", "due", "to", "in", "or"),
+        # who has it, and the words of a page's title: "Kidney Stones in Adults", "What I need to know
+        # about Kidney Stones" are pages on kidney stones, not a qualified form of them
+        *("adults", "children", "child", "kids", "teens", "adolescents", "infants", "babies", "newborns"),
+        *("women", "men", "people", "older", "elderly", "what", "i", "need", "know", "about", "you"),
     }
 )
 """Words that join unrelated disease names ("heart disease", "Lyme disease", "viral hepatitis A" and "viral
@@ -254,10 +258,18 @@ def qualified_subject_passages(kb: KnowledgeBase, focus: Focus, evidence: list[E
     qualified = {
         i
         for i, e in kb.store.get_entities(others).items()
-        if e.type in SIBLING_TYPES
-        and any(name < words(e.name) and words(e.name) - name - SHARED_BY_ALL for name in subject if name)
+        if e.type in SIBLING_TYPES and any(qualifies(name, e.name) for name in subject if name)
     }
     return {eid for eid, key in keyed.items() if key in qualified}
+
+
+def qualifies(subject: frozenset[str], name: str) -> bool:
+    """Whether ``name`` is a qualified form of the subject named by the words ``subject``: it holds them all
+    and a distinctive word more ("pulmonary hypertension" of hypertension), not only who has it or a page
+    title's words ("Kidney Stones in Adults", "What I need to know about Kidney Stones": the pages on
+    kidney stones, whose sentences "Why do people get kidney stones?" could then not show)."""
+    other = words(name)
+    return subject < other and bool(other - subject - SHARED_BY_ALL)
 
 
 def closest_first(

@@ -112,10 +112,11 @@ CAUSAL = re.compile(
 name what is caused (to the end of the clause, at most eight words). Not "because", not "caused by", and
 not the noun in "the genetic causes in nine probands" or "its causes include …" (the words after it name
 no effect)."""
-ASKS_A_CAUSE = re.compile(r"\b(?:caus\w*|etiolog\w*|aetiolog\w*|why)\b", re.IGNORECASE)
+ASKS_A_CAUSE = re.compile(r"\b(?:caus\w*|etiolog\w*|aetiolog\w*)\b", re.IGNORECASE)
 """A question that asks in words what causes its subject: "causes" inferred from a cue such as "gene" or
 "mutation" does not say which way ("Which syndrome is associated to SAMHD1 gene mutations?" asks what the
-mutations cause)."""
+mutations cause), nor does "why" ("Why does my cardiologist want me on a blood thinner for my atrial
+fibrillation?" asks the reason for a treatment: the anticoagulant prevents the stroke AF can cause)."""
 CAUSED_BY = re.compile(
     r"\b(?:caused\s+by|due\s+to|results?\s+from|arises?\s+from|triggered\s+by|risk)\b", re.IGNORECASE
 )

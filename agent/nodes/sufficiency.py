@@ -144,6 +144,17 @@ def offline_verdict(deps: ConsultDeps, state: ConsultState) -> Verdict:
     )
     said = f'"{clip_text(best.text)}" [{best.evidence_id}]' if best else "no sentence"
     odds = f"answered probability {floor3(p)}, needs ≥ {model.threshold:.2f}"
+    if sufficient and best is None:
+        # Nothing the reader read may be shown (all from pages on another or a qualified condition, headings,
+        # research notes): an "answered" turn would show no answer. "Why do people get kidney stones?" was
+        # answered at p 0.97 with an empty direct answer: its pages were read as "qualified" forms
+        # ("Kidney Stones in Adults").
+        verdict["sufficient"] = sufficient = False
+        verdict["reasons"] = [
+            f"no sentence that may be shown answers the question ({odds} without this check)"
+        ]
+        verdict["missing_labels"] = ["a passage that answers the question"]
+        return with_coverage(deps, found[0], verdict, state)
     if sufficient:
         verdict["missing_entities"], verdict["missing_labels"] = [], []
         verdict["reasons"] = [f"the evidence reader reads {said} as answering the question ({odds})"]
