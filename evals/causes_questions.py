@@ -19,17 +19,14 @@ import gzip
 import json
 import os
 import re
-import tempfile
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from langgraph.checkpoint.memory import InMemorySaver
-
-from agent.consult import Consultant
 from agent.nodes.sentence_order import says_other_effect
 from agent.sessions import thread_config
-from graphs.model.settings import Settings, load_settings
+from evals.offline import offline_consultant
+from graphs.model.settings import load_settings
 from tools.candidate_terms import is_generic
 
 REPO = Path(__file__).resolve().parent.parent
@@ -57,12 +54,7 @@ def topic_words(topic: str) -> re.Pattern[str]:
 def run(kb_root: Path, topics: list[str]) -> list[dict[str, Any]]:
     """One new offline consult per topic: "What causes <topic>?"."""
     rows = []
-    with tempfile.TemporaryDirectory() as tmp:
-        consultant = Consultant(
-            Settings(kb_dir=kb_root, data_dir=Path(tmp), llm_enabled=False),
-            checkpointer=InMemorySaver(),
-            use_llm=False,
-        )
+    with offline_consultant(kb_root) as consultant:
         for topic in topics:
             result = consultant.ask(f"What causes {topic}?")
             state: Any = consultant.graph.get_state(thread_config(result.consult_id)).values  # type: ignore[arg-type]

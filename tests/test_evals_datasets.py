@@ -187,3 +187,13 @@ def test_the_causes_questions_are_the_topics_with_a_risk_page_and_no_cause_page(
     assert not {"Gout", "Hemochromatosis", "hereditary hemochromatosis"} & set(topics)
     words = topic_words("Oral Cavity and Oropharyngeal Cancer")
     assert words.search("the most common cause of oral cavity cancer") and not words.search("the lung")
+
+
+def test_the_definition_questions_are_topics_the_default_kb_holds() -> None:
+    """evals/definition_questions.py asks only about topics of the core profile's sources (no GARD or GHR
+    page: "What is Bartter syndrome?" has no page in the default KB)."""
+    from evals.definition_questions import topic_openings
+
+    topics = topic_openings()
+    assert "Gastroparesis" in topics and "Bartter syndrome" not in topics
+    assert all(openings for openings in topics.values())

@@ -97,6 +97,7 @@ def test_a_calibrated_insufficient_verdict_does_not_name_the_rules_cosine_cut_as
         ("How Is Cystic Fibrosis Inherited?", False),
         ("What are the signs and symptoms of gout in older adults?", False),
         ("For more information, see the section titled How Is Gout Treated.", False),
+        ("The National Institute of Arthritis (NIAMS) at NIH has more information about gout.", False),
         ("To learn more about clinical trials, visit the website of the National Library.", False),
         ("See also the fact sheet on uric acid.", False),
         ("(Watch the video to learn how one woman manages her type 2 diabetes.", False),

@@ -29,6 +29,7 @@ import numpy as np
 
 from agent.nodes.asked_term import asked_sentences, on_asked_term
 from agent.nodes.comparison import compared_subjects, covering_each_subject, with_each_subject_read
+from agent.nodes.definition_lead import definition_first
 from agent.nodes.focus import Focus
 from agent.nodes.other_condition import about_other_condition, off_subject_pages, qualified_subject_passages
 from agent.nodes.reading import (
@@ -225,7 +226,8 @@ def pick_key_read(
         ]
     if lead is not None and picked and lead(picked[0].text):
         return picked  # the sentence naming the asked detail leads, whatever it opens on
-    return general_first(asked_direction_first(picked, focus.asked, question, focus.word_pattern()))
+    ordered = general_first(asked_direction_first(picked, focus.asked, question, focus.word_pattern()))
+    return definition_first(shown, ordered, question, focus.pattern, max_words, focus.asked)
 
 
 def defining_sentence(read: list[ReadSentence], question: str) -> ReadSentence | None:

@@ -20,7 +20,8 @@ NAVIGATION = re.compile(
     r"see (a|the) (chart|table|figure|video|picture|diagram)|"
     r"see .{0,80}?\bfor (more|further) (information|details)|"
     r"for information (about|on) .{0,100}?\bsee (our|the)\b.{0,60}?\b(page|section|summary|fact sheet)\b|"
-    r"for\b[^.;]{0,120}?,\s*see\b(?!\s+(a|an|your|the)\s+(doctor|health|provider|dentist|specialist|nurse)))",
+    r"for\b[^.;]{0,120}?,\s*see\b(?!\s+(a|an|your|the)\s+(doctor|health|provider|dentist|specialist|nurse))|"
+    r"[^.;]{0,120}?\b(has|have|offers|provides) (more |additional |further )?information (about|on)\b)",
     re.IGNORECASE,
 )
 """A fact sheet's pointers to elsewhere ("For more information, see the section titled …"): a newcomer was
@@ -31,7 +32,8 @@ glaucoma?"), or "See
 Diagnosis of TB (Fact sheet) for more information about TB diagnosis.", nor "For information about side
 effects that begin during treatment for cancer, see our Side Effects page." (PDQ summaries), nor "For ductal
 carcinoma in situ (DCIS) treatment options, see Ductal Carcinoma in Situ." ("For severe pain, see a doctor"
-is advice, and stays)."""
+is advice, and stays), nor "The National Institute of Arthritis and Musculoskeletal and Skin Diseases
+(NIAMS) at NIH has more information about gout." (a key sentence of "What is gout?")."""
 LIST_ITEM = re.compile(r"\s*\n+\s*[-•*]\s+|\s{2,}[-•*]\s+")
 
 
