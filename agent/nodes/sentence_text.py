@@ -117,6 +117,16 @@ for medicines that protect you, wear insect repellent … — is the next passag
 to "How can I prevent malaria when travelling?"."""
 
 
+LEAD_IN_ONLY = re.compile(
+    r"\b(?:include|includes|including|such as|the following|as follows)\s*$", re.IGNORECASE
+)
+"""A list's lead-in whose items are gone, with no full stop or colon: "The problems of gastroparesis can
+include" was the first key sentence of "What is gastroparesis?"."""
+LONE_HEADINGS = frozenset({"key points", "summary", "overview", "introduction", "main points", "highlights"})
+"""Headings of one or two words that :func:`is_title` (three words or more) lets through: the PDQ summaries'
+"Key Points" was the first key sentence of "What is hairy cell leukemia?"."""
+
+
 def states_something(sentence: str) -> bool:
     """A sentence that may be shown as evidence: not a heading asked as a question ("How Is Cystic Fibrosis
     Inherited?") or on its own (:func:`is_title`), not a pointer to another page or to a counted list held
@@ -125,7 +135,7 @@ def states_something(sentence: str) -> bool:
     flat = sentence.strip()
     if flat.endswith("?") or NAVIGATION.search(flat) or reads_as_instruction(flat) or FRAGMENT.match(flat):
         return False
-    if DANGLING_CLAUSE.match(flat):
+    if DANGLING_CLAUSE.match(flat) or LEAD_IN_ONLY.search(flat) or flat.lower() in LONE_HEADINGS:
         return False
     if COUNTED_ELSEWHERE.search(flat) and not LIST_ITEM.search(sentence) and not flat.endswith(":"):
         return False
