@@ -54,7 +54,8 @@ def topic_openings(corpus: Path = CORPUS) -> dict[str, list[str]]:
                 and "?" not in row["focus"]
             ):
                 text = row["answer"]
-                out[row["focus"]] += [normalised(text[s:e]) for s, e in sentences(text)[:LEAD_SENTENCES]]
+                opening = [normalised(text[s:e]) for s, e in sentences(text)[:LEAD_SENTENCES]]
+                out[row["focus"]] += [o for o in opening if o]  # an empty one would match any sentence
     return dict(out)
 
 

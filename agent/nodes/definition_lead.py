@@ -40,30 +40,29 @@ is."""
 ARTICLE = re.compile(r"^(?:an?|the)\s+", re.IGNORECASE)
 OTHER_NAME = re.compile(r"^\s*(?:\([^)]{1,40}\)|,\s*(?:or|also\s+called|also\s+known\s+as)\s+[^,]{1,60},)")
 """An abbreviation or another name right after the subject: "(COPD)", ", or COPD,"."""
-
-
-MAX_SUBJECT_WORDS = 6
-
-
-ARTICLE = re.compile(r"^(?:an?|the)\s+", re.IGNORECASE)
-OTHER_NAME = re.compile(r"^\s*(?:\([^)]{1,40}\)|,\s*(?:or|also\s+called|also\s+known\s+as)\s+[^,]{1,60},)")
-"""An abbreviation or another name right after the subject: "(COPD)", ", or COPD,"."""
 COPULA = re.compile(r"\s+(?:is|are|refers\s+to|describes)\s+(?P<after>.*)", re.IGNORECASE)
 MAX_SUBJECT_WORDS = 6
 
 
-def asks_what_it_is(question: str) -> bool:
-    """Whether ``question`` asks only what its subject is (``ASKS_WHAT_IT_IS``, a subject of at most
-    ``MAX_SUBJECT_WORDS`` words and no "for"/"of": "What is the first-line medicine for type 2 diabetes?"
-    asks for a medicine)."""
+NOT_A_SUBJECT = frozenset({"for", "of", "in", "to", "with"})
+
+
+def asked_subject(question: str) -> str | None:
+    """The words for the subject of a question that asks only what it is (``ASKS_WHAT_IT_IS``, at most
+    ``MAX_SUBJECT_WORDS`` words, none of ``NOT_A_SUBJECT``: "What is the first-line medicine for type 2
+    diabetes?" asks for a medicine); ``None`` for any other question."""
     found = ASKS_WHAT_IT_IS.match(question)
     if found is None:
-        return False
-    words = {w.lower() for w in found.group("what").split()}
-    return (
-        len(found.group("what").split()) <= MAX_SUBJECT_WORDS
-        and not {"for", "of", "in", "to", "with"} & words
-    )
+        return None
+    words = found.group("what").split()
+    if len(words) > MAX_SUBJECT_WORDS or NOT_A_SUBJECT & {w.lower() for w in words}:
+        return None
+    return found.group("what")
+
+
+def asks_what_it_is(question: str) -> bool:
+    """Whether ``question`` asks only what its subject is (:func:`asked_subject`)."""
+    return asked_subject(question) is not None
 
 
 def defines_subject(text: str, subject: re.Pattern[str], asked: str = "") -> bool:
@@ -97,10 +96,9 @@ def definition_first(
     asks what it is (and no aspect but the overview is ``asked``) and ``picked`` does not already lead with
     one; the others follow in their order while they fit in ``max_words`` and the block holds no more
     sentences than ``picked`` did."""
-    if subject is None or not picked or not asks_what_it_is(question) or set(asked or []) - {"overview"}:
+    asked_words = asked_subject(question)
+    if subject is None or not picked or asked_words is None or set(asked or []) - {"overview"}:
         return picked
-    found = ASKS_WHAT_IT_IS.match(question)
-    asked_words = found.group("what") if found else ""
     if defines_subject(picked[0].text, subject, asked_words):
         return picked
     defining = [r for r in shown if defines_subject(r.text, subject, asked_words)]

@@ -23,6 +23,7 @@ from agent.nodes.mcq_parse import parse_mcq
 from agent.state import ConsultState, EntityRec, EvidenceRec
 from graphs.kb import KnowledgeBase
 from graphs.model.labels import labels_asked, mentions_label, specific_labels_asked, without_cue_words
+from graphs.vectors.batch_memo import BatchMemo
 from tools.candidate_terms import is_generic
 from tools.ner_link import DEFAULT_DELTA
 from tools.ranking import content_words
@@ -35,8 +36,9 @@ SENTENCE_END = re.compile(
 bullets (" - Item") and at runs of spaces (its flattened lists); not after "U.S.", "Dr.", "e.g.", "i.e.".
 Good enough for consumer health text; a trained splitter would add a model to load for little gain."""
 MIN_NAME_CHARS = 3
-MIN_WORD_CHARS = 4
 """Shorter names and synonyms ("MI", "AS") match too much ordinary text to count as a mention."""
+MIN_WORD_CHARS = 4
+"""Shorter words of a name ("of", "A") say nothing of which subject is meant (``Focus.word_pattern``)."""
 
 
 @dataclass
@@ -175,7 +177,9 @@ def standing_in_labels(
 
 
 LABELS_CHECKED = frozenset({*STANDS_IN, *STANDS_IN.values()})
-_LABELS_ABOUT: dict[tuple[object, ...], frozenset[str]] = {}
+_LABELS_ABOUT: BatchMemo[tuple[str, tuple[str, ...], frozenset[str], str], frozenset[str]] = BatchMemo(64)
+"""(KB version, candidates, subjects, subject pattern) → labels: a turn asks for its focus a dozen times
+over the same candidates."""
 
 
 def labels_about(
@@ -185,23 +189,23 @@ def labels_about(
     subject: re.Pattern[str] | None,
 ) -> frozenset[str]:
     """The labels the KB holds about the subject: of its own topics (those :func:`standing_in_labels` weighs)
-    and of the candidate passages whose page is about it (memoised: a turn asks for its focus a dozen times
-    over the same candidates)."""
-    key = (id(kb), candidate_ids, subject_ids, subject.pattern if subject else "")
-    if key not in _LABELS_ABOUT:
+    and of the candidate passages whose page is about it (memoised in ``_LABELS_ABOUT``)."""
+
+    def compute(_: object) -> list[frozenset[str]]:
         found = kb.store.get_evidence(list(candidate_ids))
         docs = kb.store.get_documents(sorted({ev.document_id for ev in found.values()}))
         titles = {i: d.title for i, d in docs.items()}
-        if len(_LABELS_ABOUT) > 64:
-            _LABELS_ABOUT.clear()
         topics = kb.store.get_topics([f"T:{i}|{label}" for i in subject_ids for label in LABELS_CHECKED])
-        _LABELS_ABOUT[key] = frozenset(t.label for t in topics.values()) | frozenset(
+        about = {
             ev.label
             for ev in found.values()
             if ev.keyword_entity in subject_ids
             or (subject is not None and subject.search(titles.get(ev.document_id, "")))
-        )
-    return _LABELS_ABOUT[key]
+        }
+        return [frozenset(t.label for t in topics.values()) | about]
+
+    key = (kb.version, candidate_ids, subject_ids, subject.pattern if subject else "")
+    return _LABELS_ABOUT.get_many([key], compute)[0]
 
 
 def defined_abbreviations(question: str, names: list[str]) -> list[str]:

@@ -209,7 +209,6 @@ def pick_key_read(
     # Too short to show (``pick_read`` skips them) before the aspect check, whose first sentence is kept
     # whatever it says: "Malaria can be prevented." took that place and was then dropped, and every sentence
     # after it lacked a prevention cue — an "answered" reply with no key sentence.
-    shown = on_asked_direction(shown, focus.asked, question, focus.word_pattern())
     shown = on_asked_aspect([r for r in shown if len(r.text.split()) >= MIN_WORDS], focus.asked)
     picked = pick_read(shown, max_sentences, max_words, passages)
     subjects = [pattern for _, pattern in compared_subjects(question, focus)]
@@ -315,7 +314,8 @@ def shown_read(
     question; agent/nodes/other_condition.py); none from a page about a qualified form of the subject when
     pages on the subject itself were found (pulmonary hypertension under a hypertension question); and none
     off the subject, from a page about something else that names the subject nowhere (a von Willebrand
-    disease sentence under a Lyme disease question)."""
+    disease sentence under a Lyme disease question); and, for "what causes X?", none saying what X causes
+    instead (agent/nodes/sentence_order.py ``on_asked_direction``)."""
     research_asked = "research" in focus.asked
     kept = [
         r
@@ -329,7 +329,8 @@ def shown_read(
     texts = [r.text for r in kept]
     other = about_other_condition(kb, focus, texts)
     off = off_subject_pages(kb, focus, [r.evidence_id for r in kept], texts, evidence)
-    return [r for r, o, f in zip(kept, other, off, strict=True) if not (o or f)]
+    kept = [r for r, o, f in zip(kept, other, off, strict=True) if not (o or f)]
+    return on_asked_direction(kept, focus.asked, focus.question, focus.word_pattern())
 
 
 def lead_first(read: list[ReadSentence], lead: Callable[[str], bool] | None) -> list[ReadSentence]:

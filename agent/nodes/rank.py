@@ -49,8 +49,10 @@ def ranked_records(deps: ConsultDeps, items: list[RankedEvidence]) -> list[Evide
 
 
 def boosted_labels(deps: ConsultDeps, state: ConsultState) -> list[str]:
-    """The labels sufficiency and the answer count as asked: the question's, with a stand-in label where
-    the subjects have no topic of an asked one (agent/nodes/focus.py ``standing_in_labels``)."""
+    """The labels sufficiency and the answer count as asked: the question's (options included, for an exam
+    question), with the stand-in label the KB holds about the subjects instead of an asked one
+    (agent/nodes/focus.py ``standing_in_labels``; its lookups are memoised, so the focus's own call and this
+    one cost one)."""
     focus = question_focus(deps.kb, state)
     subjects = [str(e["id"]) for e in focus.entities]
     asked = specific_labels_asked(state["question"])
