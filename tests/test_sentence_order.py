@@ -198,3 +198,21 @@ def test_a_cause_of_the_subject_in_other_words_is_not_read_as_another_effect() -
     hypothyroidism = re.compile(r"\bhypothyroidism\b", re.IGNORECASE)
     several = "Hypothyroidism has several causes, including Hashimoto's disease and thyroiditis."
     assert not says_other_effect(several, hypothyroidism)
+
+
+def test_a_kind_word_of_the_name_does_not_name_the_subject() -> None:
+    """ "What causes breast cancer?" led with "Breast cancer is the second leading cause of death from cancer
+    in American women.": the loose pattern took "cancer" (of "breast cancer") as naming the subject, so the
+    sentence's effect ("death from cancer …") read as the subject and the sentence as a cause of it."""
+    import re
+
+    from agent.nodes.focus import Focus
+    from agent.nodes.sentence_order import says_other_effect
+
+    names = ["breast cancer", "malignant neoplasm of breast", "mammary tumor"]
+    pattern = re.compile(r"\b(?:" + "|".join(re.escape(n) for n in names) + r")\b", re.IGNORECASE)
+    loose = Focus([], ["causes"], {"DOID:1612": names}, pattern).word_pattern()
+    assert loose is not None and loose.search("cancers of the breast")
+    death = "Breast cancer is the second leading cause of death from cancer in American women."
+    assert says_other_effect(death, loose)
+    assert not says_other_effect("Some gene changes cause breast tumors.", loose)

@@ -298,3 +298,19 @@ def test_an_answer_with_no_sentence_that_may_be_shown_is_not_answered(deps: Cons
     assert model is not None and verdict["answered_probability"] >= model.threshold  # the model would answer
     shown = [{**passage(n, treated, 0.8), "id": f"E:t{n}", "label": "treatment"} for n in (1, 2)]
     assert offline_verdict(deps, gout_state(shown))["sufficient"]  # type: ignore[arg-type]
+
+
+def test_a_medlineplus_summary_label_is_never_shown() -> None:
+    """ "What is blood sugar?" led with "Summary : Blood sugar, or glucose, is the main sugar found in your
+    blood." and its passage snippet opened the same way: MedQuAD labels each MedlinePlus answer."""
+    from agent.nodes.answer import clip
+    from agent.nodes.focus import sentences
+
+    text = "Summary : Blood sugar, or glucose, is the main sugar found in your blood. It comes from food."
+    assert [text[s:e] for s, e in sentences(text)] == [
+        "Blood sugar, or glucose, is the main sugar found in your blood.",
+        "It comes from food.",
+    ]
+    assert clip(text, 40) == "Blood sugar, or glucose, is the main…"
+    later = "Blood sugar is high. Summary : it stays high."  # only a label that opens the passage goes
+    assert [later[s:e] for s, e in sentences(later)][1] == "Summary : it stays high."

@@ -262,7 +262,8 @@ def evidence_rank(kb: KnowledgeBase, request: EvidenceRankRequest) -> EvidenceRa
     asked = lexical.question_scores_for(question, document_of)
     asked_dense = question_cosines(kb, query, document_of)
     rarity = lexical.rarity(query_text)
-    weights = _weights(request, rarity, query_text, len(frags), bool(asked.any()), bool(asked_dense.any()))
+    has_question_vectors = bool(np.nan_to_num(asked_dense).any())
+    weights = _weights(request, rarity, query_text, len(frags), bool(asked.any()), has_question_vectors)
     if not weights.use_fragments:
         frag_vecs = frag_vecs[:0]
     breakdowns = score_candidates(

@@ -64,7 +64,9 @@ class ScoreBreakdown(BaseModel):
         default=None, description="BM25 of the query against the document's question."
     )
     question_match: float | None = Field(
-        default=None, description="Cosine of the query to the document's question (dense question index)."
+        default=None,
+        description="Cosine of the query to the document's question (dense question index); none when the "
+        "document answers no written question.",
     )
     label_boost: float = 0.0
     reader: float | None = Field(
@@ -128,12 +130,17 @@ def score_candidates(
             hybrid = (1.0 - weight) * minmax(semantic) + weight * minmax(graph)
             final = hybrid
     bm25, asked, asked_dense, weights = fused
+    # A candidate whose document answers no written question (NaN, tools/question_match.py) is scored
+    # without the dense question match, the other weights rescaled to sum to one, instead of as its worst.
+    answers_a_question = ~np.isnan(asked_dense)
+    question_match = np.zeros_like(asked_dense)
+    question_match[answers_a_question] = minmax(asked_dense[answers_a_question])
+    own_dense_weight = np.where(answers_a_question, weights.question_dense, 0.0)
     lexical_part = (
-        weights.lexical * minmax(bm25)
-        + weights.question * minmax(asked)
-        + weights.question_dense * minmax(asked_dense)
+        weights.lexical * minmax(bm25) + weights.question * minmax(asked) + own_dense_weight * question_match
     )
     final = (1.0 - weights.lexical - weights.question - weights.question_dense) * final + lexical_part
+    final = final / (1.0 - weights.question_dense + own_dense_weight)
     wanted = set(labels)
     boost = np.array([LABEL_BOOST if records[i].label in wanted else 0.0 for i in ids])
     final = final + boost
@@ -150,7 +157,7 @@ def score_candidates(
                 hybrid=_round(hybrid[k]) if hybrid is not None else None,
                 bm25=_round(bm25[k]),
                 question=_round(asked[k]),
-                question_match=_round(asked_dense[k]),
+                question_match=_round(asked_dense[k]) if answers_a_question[k] else None,
                 label_boost=float(boost[k]),
                 relevance=_round(final[k]),
                 final=_round(final[k]),

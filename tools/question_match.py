@@ -29,10 +29,15 @@ def question_matches(kb: KnowledgeBase, query: np.ndarray, k: int) -> list[str]:
 
 
 def question_cosines(kb: KnowledgeBase, query: np.ndarray, document_ids: list[str]) -> np.ndarray:
-    """Cosine of the query to the question each document answers (0 for a document without one)."""
+    """Cosine of the query to the question each document answers, floored at 0; NaN for a document that
+    answers no written question (a PubMed abstract, an imported drug label or guideline).
+
+    Why NaN and not 0: the fusion (tools/evidence_scoring.py) then leaves the signal out of that
+    candidate's score instead of scoring it as the worst possible match. At 0, every document without a
+    question lost 0.3 of the fused score on a KB where other documents have one: MedlinePlus's "Do you
+    have information about X" pages ranked their own topic first for 96 of 295 "What is X?" questions
+    (graphs/vectors/question_index.py), and a user's imported sources would rank under every MedQuAD page."""
     vectors = kb.vectors.get_vectors(QUESTIONS_COLLECTION, sorted(set(document_ids)))
-    if not vectors:
-        return np.zeros(len(document_ids), dtype=np.float64)
     q = np.asarray(query, dtype=np.float64)
-    cosine = {d: float(np.asarray(v, dtype=np.float64) @ q) for d, v in vectors.items()}
-    return np.array([max(0.0, cosine.get(d, 0.0)) for d in document_ids], dtype=np.float64)
+    cosine = {d: max(0.0, float(np.asarray(v, dtype=np.float64) @ q)) for d, v in vectors.items()}
+    return np.array([cosine.get(d, np.nan) for d in document_ids], dtype=np.float64)

@@ -30,7 +30,7 @@ from agent.nodes.claim_check import reply_check_lines, reply_status
 from agent.nodes.common import emit, llm_on, question_in_context, step, usage_update
 from agent.nodes.coverage import NOT_ENGLISH
 from agent.nodes.direct_answer import compose_direct_answer
-from agent.nodes.focus import answering_passages, question_focus
+from agent.nodes.focus import answering_passages, question_focus, without_section_label
 from agent.nodes.hypothesis import condition
 from agent.nodes.mcq import McqJudgement, judge_options, mcq_lines, mcq_status
 from agent.nodes.other_condition import closest_first, qualified_subject_passages
@@ -75,8 +75,9 @@ LEADING_BULLET = re.compile(r"^(?:[-•*]\s+)+")
 
 def clip(text: str, chars: int) -> str:
     """``text`` on one line, cut at a word boundary with "…" when longer than ``chars``; a passage that is
-    itself a list item loses its marker (it is shown as a bullet: "- - Drugs and diseases …" was doubled)."""
-    flat = LEADING_BULLET.sub("", " ".join(text.split()))
+    itself a list item loses its marker (it is shown as a bullet: "- - Drugs and diseases …" was doubled),
+    and a MedlinePlus page its "Summary :" label."""
+    flat = without_section_label(LEADING_BULLET.sub("", " ".join(text.split())))
     if len(flat) <= chars:
         return flat
     return flat[:chars].rsplit(" ", 1)[0] + "…"

@@ -26,7 +26,7 @@ from graphs.model.labels import labels_asked, mentions_label, specific_labels_as
 from graphs.vectors.batch_memo import BatchMemo
 from tools.candidate_terms import is_generic
 from tools.ner_link import DEFAULT_DELTA
-from tools.ranking import content_words
+from tools.ranking import content_words, word_set
 
 SENTENCE_END = re.compile(
     r"(?<![A-Z]\.[A-Z]\.)(?<!\b[Dd]r\.)(?<!\bvs\.)(?<!\be\.g\.)(?<!\bi\.e\.)(?<=[.!?])\s+(?=[A-Z0-9(\"'])"
@@ -39,6 +39,15 @@ MIN_NAME_CHARS = 3
 """Shorter names and synonyms ("MI", "AS") match too much ordinary text to count as a mention."""
 MIN_WORD_CHARS = 4
 """Shorter words of a name ("of", "A") say nothing of which subject is meant (``Focus.word_pattern``)."""
+KIND_WORDS = word_set(
+    """cancer cancers tumor tumors tumour tumours neoplasm neoplasms neoplasia carcinoma carcinomas
+    malignant malignancy benign primary secondary chronic acute type infection infections disorder
+    disorders condition conditions"""
+)
+"""Words of a name that say what kind of condition it is, not which one ("cancer" of "breast cancer",
+"malignant neoplasm of breast"): not distinctive (``Focus.word_pattern``). With them, "Breast cancer is the
+second leading cause of death from cancer in American women." read as naming breast cancer as its effect,
+and led "What causes breast cancer?"."""
 
 
 @dataclass
@@ -70,7 +79,7 @@ class Focus:
             for names in self.names.values()
             for name in names
             for w in re.findall(r"[A-Za-z0-9]+", name)
-            if len(w) >= MIN_WORD_CHARS and not is_generic(w)
+            if len(w) >= MIN_WORD_CHARS and not is_generic(w) and w.lower() not in KIND_WORDS
         }
         if self.pattern is None or not words:
             return self.pattern
@@ -220,8 +229,20 @@ def defined_abbreviations(question: str, names: list[str]) -> list[str]:
     return out
 
 
+SECTION_LABEL = re.compile(r"Summary\s*:\s+")
+"""The label MedQuAD puts before each MedlinePlus health-topic answer ("Summary : Blood sugar, or glucose,
+is the main sugar …", all 295 of them in the default KB): not part of the first sentence, and shown it read
+"Summary : Antidepressants are medicines that treat depression." as the answer's first line."""
+
+
+def without_section_label(text: str) -> str:
+    """``text`` without a leading :data:`SECTION_LABEL` (a passage shown as a snippet)."""
+    return SECTION_LABEL.sub("", text.lstrip(), count=1) if SECTION_LABEL.match(text.lstrip()) else text
+
+
 def sentences(text: str) -> list[tuple[int, int]]:
-    """(start, end) character offsets of the sentences of ``text``, stripped of surrounding space."""
+    """(start, end) character offsets of the sentences of ``text``, stripped of surrounding space and of a
+    section label before the first (:data:`SECTION_LABEL`)."""
     out: list[tuple[int, int]] = []
     start = 0
     for m in [*SENTENCE_END.finditer(text), None]:
@@ -229,6 +250,8 @@ def sentences(text: str) -> list[tuple[int, int]]:
         seg = text[start:end]
         lead = len(seg) - len(seg.lstrip())
         s, e = start + lead, start + len(seg.rstrip())
+        if not out and (label := SECTION_LABEL.match(text, s, e)):
+            s = label.end()
         if e > s:
             out.append((s, e))
         if m:
