@@ -50,6 +50,8 @@ def test_only_a_question_asking_what_the_subject_is_gets_the_definition_first() 
     assert not asks_what_it_is("What is the first-line medicine for type 2 diabetes?")  # asks for a medicine
     assert not asks_what_it_is("How is COPD treated?")
     assert not asks_what_it_is("What is COPD and how is it treated? Is it curable?")
+    for aspect in ("What are its symptoms?", "What are the symptoms?", "What are the side effects?"):
+        assert not asks_what_it_is(aspect), aspect  # an aspect of a subject named before, not a subject
     airways = said('The "airways" are the tubes that carry air in and out of the lungs.', 1.22)
     cause = said("COPD is a major cause of death and illness throughout the world.", 1.11)
     defined = said("Chronic obstructive pulmonary disease, or COPD, is a progressive lung disease.", -0.22)

@@ -600,3 +600,13 @@ def test_what_causes_a_disease_with_only_a_risk_page_is_answered_from_its_risk_f
     gout = consultant.ask("What causes gout?")
     state = consultant.graph.get_state(thread_config(gout.consult_id)).values  # type: ignore[arg-type]
     assert question_focus(consultant.kb, state).asked == ["causes"]
+
+
+def test_a_question_asking_what_its_subject_is_names_no_answer(consultant: Consultant) -> None:
+    """ "What is cancer chemotherapy?" opened with "Answer (as the evidence names it): side effects": a
+    definition question asks what its subject is, not for a name the best sentences mention ("What is the
+    HFE gene?" was "answered" HAMP, another gene, on this KB)."""
+    direct = consultant.ask("What is the HFE gene?").answer["direct"]
+    assert direct.get("named", []) == []
+    factoid = consultant.ask("Which gene is mutated in cystic fibrosis?").answer["direct"]
+    assert [n["name"] for n in factoid.get("named", [])][:1] == ["CFTR"]

@@ -183,6 +183,11 @@ def test_a_named_subject_is_not_a_follow_up_unless_it_refers_back() -> None:
         ("What is the dose of the drug?", True),
         ("What is the treatment for a broken wrist?", False),  # names what it is for
         ("What is the treatment for it?", True),
+        ("What are the symptoms of a blood sugar that is too low?", False),  # a relative "that"
+        ("My son has a rash that won't go away. What should I do?", False),
+        ("How is that treated?", True),
+        ("Is that serious?", True),
+        ("Can that cause fever?", True),
     ],
 )
 def test_an_aspect_of_a_named_thing_does_not_refer_back(question: str, back: bool) -> None:

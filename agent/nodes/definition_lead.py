@@ -45,6 +45,16 @@ MAX_SUBJECT_WORDS = 6
 
 
 NOT_A_SUBJECT = frozenset({"for", "of", "in", "to", "with"})
+NOT_A_SUBJECT_START = frozenset(
+    {
+        *("its", "their", "his", "her", "my", "your", "our"),
+        *("symptoms", "symptom", "signs", "treatment", "treatments", "causes", "cause", "side", "risk"),
+        *("complications", "dose", "dosage", "outlook", "prognosis", "options", "tests"),
+    }
+)
+"""First words of an aspect asked of a subject named elsewhere, not of a subject: "What are its symptoms?"
+and "What are the symptoms?" (a follow-up) ask for symptoms — named answers ("shortness of breath;
+wheezing"), not a definition."""
 
 
 def asked_subject(question: str) -> str | None:
@@ -56,6 +66,8 @@ def asked_subject(question: str) -> str | None:
         return None
     words = found.group("what").split()
     if len(words) > MAX_SUBJECT_WORDS or NOT_A_SUBJECT & {w.lower() for w in words}:
+        return None
+    if words[0].lower() in NOT_A_SUBJECT_START:
         return None
     return found.group("what")
 

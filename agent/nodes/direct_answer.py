@@ -26,6 +26,7 @@ from agent.nodes.asked_detail import detail_lead
 from agent.nodes.asked_intervention import names_the_asked_intervention
 from agent.nodes.asked_term import asked_about, asks_about_unlinked, on_asked_term
 from agent.nodes.count_disagreement import count_disagreements
+from agent.nodes.definition_lead import asks_what_it_is
 from agent.nodes.focus import Focus
 from agent.nodes.key_sentences import select_key_sentences, shown_read
 from agent.nodes.reading import read_evidence
@@ -376,7 +377,9 @@ def name_the_answer(
     expanded = asked_expansion(asked_about(state, question))  # not of a checked reply or a long case
     if expanded:
         return named_expansion(expanded, state.get("evidence", [])), []
-    if not asks_for_a_name(question):
+    if not asks_for_a_name(question) or asks_what_it_is(question):
+        # "What is cancer chemotherapy?" asks for a definition, not a name: it was "answered" with "Answer
+        # (as the evidence names it): side effects", the entity its best sentences named most.
         return [], []
     read = read_evidence(kb, search_question(state), state.get("evidence", []))
     if not read:

@@ -60,9 +60,24 @@ as "What are the symptoms of X?", the MedQuAD shape."""
 MAX_KEY_ENTITIES = 2
 
 
+_RELATIVE_THAT = re.compile(
+    r"\b(?!(?:is|are|was|were|can|could|does|do|did|will|would|should|may|might|about|of|for|with|to|and|"
+    r"or|but|if|so|what|how|why|when|where|which|who|treat|cause|causes|prevent|get|have|has)\b)[a-z]+\s+"
+    r"(?P<that>that)\s+(?=(?:is|are|was|were|has|have|had|keeps?|stays?|won't|doesn't|isn't|aren't|will|"
+    r"can|may|might|does|do|did|comes?|goes?|gets?)\b)",
+    re.IGNORECASE,
+)
+"""A "that" opening a relative clause after the noun it qualifies ("a blood sugar that is too low", "a rash
+that won't go away"): it points at that noun, not back at an earlier turn. "What are the symptoms of a
+blood sugar that is too low?" was told it referred back to nothing and searched with no subject. After a
+verb or a question word "that" still points back ("How is that treated?", "Is that serious?")."""
+
+
 def refers_back(question: str) -> bool:
-    """Does the question point at something said before ("its", "them", "the dose")?"""
-    return bool(_REFERS_BACK.search(question))
+    """Does the question point at something said before ("its", "them", "the dose")? Not through a
+    relative "that" (``_RELATIVE_THAT``)."""
+    without_relatives = _RELATIVE_THAT.sub(lambda m: m.group(0)[: m.start("that") - m.start()], question)
+    return bool(_REFERS_BACK.search(without_relatives))
 
 
 MAX_BARE_REFERENCE_WORDS = 12
