@@ -237,7 +237,9 @@ is the main sugar …", all 295 of them in the default KB): not part of the firs
 
 def without_section_label(text: str) -> str:
     """``text`` without a leading :data:`SECTION_LABEL` (a passage shown as a snippet)."""
-    return SECTION_LABEL.sub("", text.lstrip(), count=1) if SECTION_LABEL.match(text.lstrip()) else text
+    opening = text.lstrip()
+    label = SECTION_LABEL.match(opening)
+    return opening[label.end() :] if label else text
 
 
 def sentences(text: str) -> list[tuple[int, int]]:

@@ -62,8 +62,8 @@ MAX_KEY_ENTITIES = 2
 
 _RELATIVE_THAT = re.compile(
     r"\b(?!(?:is|are|was|were|can|could|does|do|did|will|would|should|may|might|about|of|for|with|to|and|"
-    r"or|but|if|so|what|how|why|when|where|which|who|treat|cause|causes|prevent|get|have|has)\b)[a-z]+\s+"
-    r"(?P<that>that)\s+(?=(?:is|are|was|were|has|have|had|keeps?|stays?|won't|doesn't|isn't|aren't|will|"
+    r"or|but|if|so|what|how|why|when|where|which|who|treat|cause|causes|prevent|get|have|has)\b)"
+    r"(?P<noun>[a-z]+)\s+that\s+(?=(?:is|are|was|were|has|have|had|keeps?|stays?|won't|doesn't|isn't|aren't|will|"
     r"can|may|might|does|do|did|comes?|goes?|gets?)\b)",
     re.IGNORECASE,
 )
@@ -76,8 +76,7 @@ verb or a question word "that" still points back ("How is that treated?", "Is th
 def refers_back(question: str) -> bool:
     """Does the question point at something said before ("its", "them", "the dose")? Not through a
     relative "that" (``_RELATIVE_THAT``)."""
-    without_relatives = _RELATIVE_THAT.sub(lambda m: m.group(0)[: m.start("that") - m.start()], question)
-    return bool(_REFERS_BACK.search(without_relatives))
+    return bool(_REFERS_BACK.search(_RELATIVE_THAT.sub(r"\g<noun> ", question)))
 
 
 MAX_BARE_REFERENCE_WORDS = 12
